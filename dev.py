@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Set-up and tasks for a fresh checkout; needs only Python >= 3.11.
+
+    python3 dev.py demo     # run the demo (creates .venv on first use)
+    python3 dev.py test     # lint, type-check and run the test suite on asyncio and trio
+    python3 dev.py bench    # run the benchmarks and print their ratios
+    python3 dev.py lint     # ruff and mypy only
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / "python"
+STAMP = VENV / ".installed"
+
+
+def _run(*args: str | os.PathLike[str]) -> None:
+    print("+", " ".join(str(a) for a in args), flush=True)
+    subprocess.run([str(a) for a in args], cwd=ROOT, check=True)
+
+
+def bootstrap() -> None:
+    """Create .venv and install the package with its dev tools, once per pyproject change."""
+    if sys.version_info < (3, 11):
+        sys.exit(f"mcpx_router needs Python >= 3.11, this is {sys.version.split()[0]}")
+    if not PY.exists():
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if not STAMP.exists() or STAMP.read_text() != want:
+        _run(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+        _run(PY, "-m", "pip", "install", "--quiet", "-e", ".[dev]")
+        STAMP.write_text(want)
+
+
+def lint() -> None:
+    _run(PY, "-m", "ruff", "check", "mcpx_router", "tests", "benchmarks", "dev.py")
+    _run(PY, "-m", "mypy")
+
+
+def main(argv: list[str]) -> None:
+    task, rest = (argv[0], argv[1:]) if argv else ("test", [])
+    bootstrap()
+    if task == "demo":
+        _run(BIN / "mcpx-router", "demo", *rest)
+    elif task == "test":
+        lint()
+        _run(PY, "-m", "pytest", *rest)
+    elif task == "lint":
+        lint()
+    elif task == "bench":
+        _run(PY, "-m", "benchmarks", *rest)
+    elif task == "setup":
+        pass
+    else:
+        sys.exit(f"unknown task {task!r}; use demo, test, bench, lint or setup")
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv[1:])
+    except subprocess.CalledProcessError as exc:
+        sys.exit(exc.returncode)

@@ -1,0 +1,81 @@
+"""The one error tree of mcpx_router.
+
+Errors raised to the host are programmer or set-up errors. Mistakes of the model and failures
+of a peer during `dispatch` never raise: they become error answers the model can read.
+
+    RouterError
+    ├── PeerError                 .peer
+    │   ├── InvalidPeerIdError    (also ValueError)
+    │   ├── DuplicatePeerError    (also ValueError)
+    │   ├── UnknownPeerError      (also LookupError)
+    │   └── PeerUnavailableError
+    ├── ToolError                 .peer, .tool
+    │   ├── ToolConversionError   (also ValueError)
+    │   └── ToolTimeoutError      (also TimeoutError)
+    ├── UnknownToolError          .name (also LookupError)
+    ├── ToolCallFormatError       (also TypeError)
+    └── AdapterClosedError
+"""
+
+from __future__ import annotations
+
+
+class RouterError(Exception):
+    """Base class of every error mcpx_router raises."""
+
+
+class PeerError(RouterError):
+    """Something is wrong with a peer; `.peer` names it."""
+
+    def __init__(self, message: str, *, peer: str) -> None:
+        super().__init__(message)
+        self.peer = peer
+
+
+class InvalidPeerIdError(PeerError, ValueError):
+    """A peer id is empty or not a string."""
+
+
+class DuplicatePeerError(PeerError, ValueError):
+    """A peer with this id is already registered."""
+
+
+class UnknownPeerError(PeerError, LookupError):
+    """No peer with this id is registered."""
+
+
+class PeerUnavailableError(PeerError):
+    """The peer's session failed while listing its tools or answering a call."""
+
+
+class ToolError(RouterError):
+    """Something is wrong with one tool of one peer; `.peer` and `.tool` name it."""
+
+    def __init__(self, message: str, *, peer: str, tool: str) -> None:
+        super().__init__(message)
+        self.peer = peer
+        self.tool = tool
+
+
+class ToolConversionError(ToolError, ValueError):
+    """A peer's tool definition cannot be converted to an OpenAI tool."""
+
+
+class ToolTimeoutError(ToolError, TimeoutError):
+    """A tool call did not finish within its timeout."""
+
+
+class UnknownToolError(RouterError, LookupError):
+    """No tool is published under this public name."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class ToolCallFormatError(RouterError, TypeError):
+    """The host passed something that is not a tool call in any known shape."""
+
+
+class AdapterClosedError(RouterError):
+    """The adapter was used after its `async with` block ended."""
