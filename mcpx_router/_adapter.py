@@ -1,0 +1,353 @@
+"""OpenAIPeerToolAdapter: the tools of many MCP peers out to the model, its tool calls back in."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import mcp_types as mt
+
+from ._calls import ToolCall, answer, parse_tool_call
+from ._catalogue import Catalogue, PublishedTool
+from ._errors import (
+    AdapterClosedError,
+    DuplicatePeerError,
+    InvalidPeerIdError,
+    PeerUnavailableError,
+    ToolCallFormatError,
+    UnknownPeerError,
+    UnknownToolError,
+)
+from ._naming import ToolKey
+from ._results import render_result
+from ._session import ToolSession, list_all_tools
+
+__all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter"]
+
+logger = logging.getLogger("mcpx_router")
+
+DEFAULT_CALL_TIMEOUT = 60.0
+"""Seconds a tool call may take before the model is told it timed out."""
+
+_UNSET: Any = object()
+
+
+@dataclass(slots=True)
+class _Peer:
+    session: ToolSession
+    timeout: float | None
+    limiter: anyio.CapacityLimiter | None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of one tool call."""
+
+    text: str
+    is_error: bool
+    tool: PublishedTool | None = None
+    result: mt.CallToolResult | None = None
+
+
+class OpenAIPeerToolAdapter:
+    """Publishes the tools of many MCP peers as one flat list of OpenAI functions and answers their calls.
+
+    Example:
+        ```python
+        async with OpenAIPeerToolAdapter() as adapter:
+            await adapter.add_peer("weather", weather_client)
+            response = await openai.chat.completions.create(
+                model=model, messages=messages, tools=adapter.get_openai_tools()
+            )
+            messages += await adapter.dispatch(response.choices[0].message.tool_calls or [])
+        ```
+
+    Args:
+        call_timeout: Default seconds a tool call may take (None: no limit). Peers and calls may
+            override it.
+    """
+
+    def __init__(self, *, call_timeout: float | None = DEFAULT_CALL_TIMEOUT) -> None:
+        _check_timeout(call_timeout)
+        self._call_timeout = call_timeout
+        self._catalogue = Catalogue()
+        self._peers: dict[str, _Peer] = {}
+        self._joining: set[str] = set()
+        self._closed = False
+
+    async def __aenter__(self) -> Self:
+        self._check_open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for peer in list(self._peers):
+            self._withdraw(peer)
+        self._closed = True
+
+    # -- peers ------------------------------------------------------------------------------
+
+    async def add_peer(
+        self,
+        peer_id: str,
+        session: ToolSession,
+        *,
+        call_timeout: float | None = _UNSET,
+        max_concurrency: int | None = None,
+    ) -> tuple[str, ...]:
+        """List the tools of a connected MCP session (all pages) and publish them as `peer_id__tool`.
+
+        Args:
+            peer_id: A non-empty id, unique among this adapter's peers.
+            session: A connected `mcp.Client` or `mcp.ClientSession` (or anything with their
+                `list_tools` / `call_tool`). The caller keeps owning it.
+            call_timeout: Seconds a call to this peer may take; defaults to the adapter's `call_timeout`.
+            max_concurrency: At most this many calls run on this peer at once (None: no limit).
+
+        Returns:
+            The public names of the tools published for this peer.
+        """
+        self._check_open()
+        if not isinstance(peer_id, str) or not peer_id:
+            raise InvalidPeerIdError(
+                f"a peer id must be a non-empty string, not {peer_id!r}", peer=str(peer_id)
+            )
+        if peer_id in self._peers or peer_id in self._joining:
+            raise DuplicatePeerError(
+                f"a peer named {peer_id!r} is already registered; remove it first or choose another id",
+                peer=peer_id,
+            )
+        if not callable(getattr(session, "call_tool", None)) or not callable(
+            getattr(session, "list_tools", None)
+        ):
+            raise TypeError(
+                f"peer {peer_id!r}: expected a connected mcp.Client or mcp.ClientSession, "
+                f"got {type(session).__name__}"
+            )
+        if call_timeout is not _UNSET:
+            _check_timeout(call_timeout)
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1 or None, not {max_concurrency!r}")
+        self._joining.add(peer_id)
+        try:
+            tools = await self._list(peer_id, session, refresh=False)
+            self._check_open()
+        finally:
+            self._joining.discard(peer_id)
+        self._peers[peer_id] = _Peer(
+            session=session,
+            timeout=self._call_timeout if call_timeout is _UNSET else call_timeout,
+            limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
+        )
+        self._catalogue.set_peer(peer_id, tools)
+        return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))
+
+    async def remove_peer(self, peer_id: str) -> None:
+        """Withdraw every tool of `peer_id`. The session itself is left to its owner."""
+        if peer_id not in self._peers:
+            raise UnknownPeerError(f"no peer named {peer_id!r} is registered", peer=peer_id)
+        self._withdraw(peer_id)
+
+    async def refresh_peer(self, peer_id: str) -> bool:
+        """List `peer_id`'s tools again and publish what changed; return whether anything did."""
+        peer = self._peers.get(peer_id)
+        if peer is None:
+            raise UnknownPeerError(f"no peer named {peer_id!r} is registered", peer=peer_id)
+        tools = await self._list(peer_id, peer.session, refresh=True)
+        if self._peers.get(peer_id) is not peer:
+            return False  # it left (or was replaced) while we listed
+        return self._catalogue.set_peer(peer_id, tools)
+
+    @property
+    def peers(self) -> tuple[str, ...]:
+        """The ids of the registered peers, in registration order."""
+        return self._catalogue.peers
+
+    def rejected_tools(self, peer_id: str) -> dict[str, str]:
+        """Tools of `peer_id` that could not be published, each with the reason."""
+        return dict(self._catalogue.rejected(peer_id))
+
+    async def _list(self, peer_id: str, session: ToolSession, *, refresh: bool) -> list[mt.Tool]:
+        try:
+            return await list_all_tools(session, peer=peer_id, refresh=refresh)
+        except PeerUnavailableError:
+            raise
+        except Exception as exc:
+            raise PeerUnavailableError(
+                f"could not list the tools of peer {peer_id!r}: {type(exc).__name__}: {exc}", peer=peer_id
+            ) from exc
+
+    def _withdraw(self, peer_id: str) -> None:
+        self._peers.pop(peer_id, None)
+        self._catalogue.remove_peer(peer_id)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise AdapterClosedError("this adapter's `async with` block has ended; create a new adapter")
+
+    # -- the catalogue ----------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """Changes whenever the published tools change, and only then: re-send tools when it does."""
+        return self._catalogue.version
+
+    @property
+    def tools(self) -> tuple[PublishedTool, ...]:
+        """Every published tool, in peer registration order."""
+        return self._catalogue.all_tools()
+
+    def get_openai_tools(self) -> tuple[dict[str, Any], ...]:
+        """The Chat Completions `tools` list. Cached per version; treat it as read-only."""
+        return self._catalogue.view("chat")
+
+    def get_responses_tools(self) -> tuple[dict[str, Any], ...]:
+        """The Responses API `tools` list (flat function tools). Cached per version; read-only."""
+        return self._catalogue.view("responses")
+
+    def get_openai_functions(self) -> tuple[dict[str, Any], ...]:
+        """The legacy `functions` list of `{name, description, parameters}`. Cached per version; read-only."""
+        return self._catalogue.view("functions")
+
+    def resolve(self, name: str) -> ToolKey:
+        """The (peer, tool) published under a public name; raise UnknownToolError if none is."""
+        tool = self._catalogue.lookup(name)
+        if tool is None:
+            raise UnknownToolError(f"no tool is published as {name!r}", name=name)
+        return tool.key
+
+    def public_name(self, peer_id: str, tool: str) -> str:
+        """The public name of `peer_id`'s tool `tool`; raise UnknownToolError if it is not published."""
+        for entry in self._catalogue.tools_of(peer_id):
+            if entry.tool == tool:
+                return entry.name
+        raise UnknownToolError(f"peer {peer_id!r} publishes no tool named {tool!r}", name=tool)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def dispatch(
+        self, tool_calls: Iterable[Any], *, call_timeout: float | None = _UNSET
+    ) -> list[dict[str, Any]]:
+        """Answer every tool call, concurrently; one answer per call, in call order.
+
+        A call to an unknown tool, malformed arguments, a failing or slow peer: each becomes an
+        error answer for the model; nothing a model or a peer does makes this raise.
+
+        Args:
+            tool_calls: Chat Completions tool calls, Responses `function_call` items, legacy
+                function calls, as SDK objects or dicts (shapes may be mixed).
+            call_timeout: Seconds each call may take, overriding the peer's and adapter's default.
+
+        Raises:
+            ToolCallFormatError: An item is not a tool call of any known shape (nothing is called).
+        """
+        if isinstance(tool_calls, str | bytes) or not isinstance(tool_calls, Iterable):
+            raise ToolCallFormatError(f"dispatch takes a list of tool calls, not {type(tool_calls).__name__}")
+        if call_timeout is not _UNSET:
+            _check_timeout(call_timeout)
+        calls = [parse_tool_call(item) for item in tool_calls]
+        if len(calls) == 1:
+            return [await self._answer(calls[0], call_timeout)]
+        answers: list[dict[str, Any]] = [{}] * len(calls)
+
+        async def run(index: int, call: ToolCall) -> None:
+            answers[index] = await self._answer(call, call_timeout)
+
+        async with anyio.create_task_group() as tg:
+            for index, call in enumerate(calls):
+                tg.start_soon(run, index, call)
+        return answers
+
+    async def execute_function_call(
+        self, call: Any, *, call_timeout: float | None = _UNSET
+    ) -> dict[str, Any]:
+        """Answer a single tool call (any shape `dispatch` accepts), in the call's own shape."""
+        if call_timeout is not _UNSET:
+            _check_timeout(call_timeout)
+        return await self._answer(parse_tool_call(call), call_timeout)
+
+    async def call(self, name: str, arguments: Any, *, call_timeout: float | None = _UNSET) -> Outcome:
+        """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
+        return await self._run(ToolCall("function", None, name, arguments), call_timeout)
+
+    async def _answer(self, call: ToolCall, call_timeout: float | None) -> dict[str, Any]:
+        outcome = await self._run(call, call_timeout)
+        return answer(call, outcome.text)
+
+    async def _run(self, call: ToolCall, call_timeout: float | None) -> Outcome:
+        if call.problem is not None:
+            return _error(call.problem)
+        tool = self._catalogue.lookup(call.name)
+        peer = self._peers.get(tool.peer) if tool is not None else None
+        if tool is None or peer is None:
+            return _error(self._unknown_tool_message(call.name))
+        try:
+            arguments = _parse_arguments(call.arguments)
+        except ValueError as exc:
+            return _error(f"the arguments for {call.name} are not usable: {exc}", tool)
+        limit = peer.timeout if call_timeout is _UNSET else call_timeout
+        try:
+            with anyio.fail_after(math.inf if limit is None else limit):
+                if peer.limiter is None:
+                    result = await peer.session.call_tool(tool.tool, arguments)
+                else:
+                    async with peer.limiter:
+                        result = await peer.session.call_tool(tool.tool, arguments)
+            text, is_error = render_result(result)
+        except TimeoutError:
+            return _error(f"{call.name} did not answer within {limit:g} s; the call was abandoned", tool)
+        except Exception as exc:
+            logger.info("call to %s on peer %r failed", tool.tool, tool.peer, exc_info=True)
+            return _error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {_describe(exc)}", tool)
+        if is_error:
+            return Outcome(f"Error: {call.name} reported a failure: {text}", True, tool, result)
+        return Outcome(text, False, tool, result)
+
+    def _unknown_tool_message(self, name: str) -> str:
+        message = f"there is no tool named {name!r}."
+        close = difflib.get_close_matches(name, [t.name for t in self._catalogue.all_tools()], n=3)
+        if close:
+            message += " Did you mean " + " or ".join(repr(c) for c in close) + "?"
+        return message + " Call only the functions offered in this conversation."
+
+
+def _error(message: str, tool: PublishedTool | None = None) -> Outcome:
+    return Outcome(f"Error: {message}", True, tool)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _parse_arguments(raw: Any) -> dict[str, Any]:
+    import json
+
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    if isinstance(raw, dict):
+        return dict(raw)
+    if not isinstance(raw, str):
+        raise ValueError(f"expected a JSON object, got {type(raw).__name__}")
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"they are not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"they must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def _check_timeout(timeout: Any) -> None:
+    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0 or timeout != timeout):
+        raise ValueError(f"a timeout must be a positive number of seconds or None, not {timeout!r}")

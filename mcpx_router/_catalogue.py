@@ -1,0 +1,189 @@
+"""The versioned catalogue of every peer's tools, as OpenAI sees them (synchronous, no I/O)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import mcp_types as mt
+
+from ._errors import ToolConversionError
+from ._naming import NameTable, ToolKey
+from ._schema import (
+    chat_tool,
+    convert_parameters,
+    describe_tool,
+    legacy_function,
+    responses_tool,
+    validate_chat_tool,
+)
+
+__all__ = ["Catalogue", "Format", "PublishedTool"]
+
+logger = logging.getLogger("mcpx_router")
+
+Format = Literal["chat", "responses", "functions"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PublishedTool:
+    """One tool of one peer as it is offered to the model."""
+
+    name: str
+    """The public name the model calls."""
+    peer: str
+    tool: str
+    """The tool's name on its peer."""
+    description: str
+    parameters: dict[str, Any] = field(repr=False)
+    """The converted JSON Schema (no `default`s)."""
+    source: mt.Tool = field(repr=False)
+    """The peer's own definition, untouched."""
+
+    @property
+    def key(self) -> ToolKey:
+        return ToolKey(self.peer, self.tool)
+
+
+_BUILDERS: dict[Format, Callable[[PublishedTool], dict[str, Any]]] = {
+    "chat": lambda t: chat_tool(t.name, t.description, t.parameters),
+    "responses": lambda t: responses_tool(t.name, t.description, t.parameters),
+    "functions": lambda t: legacy_function(t.name, t.description, t.parameters),
+}
+
+
+class Catalogue:
+    """All peers' tools under their public names, with a version that changes only when they do."""
+
+    def __init__(self) -> None:
+        self._names = NameTable()
+        self._peers: dict[str, dict[str, PublishedTool]] = {}
+        self._rejected: dict[str, dict[str, str]] = {}
+        self._by_name: dict[str, PublishedTool] = {}
+        self._views: dict[Format, tuple[dict[str, Any], ...]] = {}
+        self.version = 0
+
+    @property
+    def peers(self) -> tuple[str, ...]:
+        return tuple(self._peers)
+
+    def has_peer(self, peer: str) -> bool:
+        return peer in self._peers
+
+    def tools_of(self, peer: str) -> tuple[PublishedTool, ...]:
+        return tuple(self._peers.get(peer, {}).values())
+
+    def rejected(self, peer: str) -> Mapping[str, str]:
+        """Tools of `peer` that could not be published, with the reason for each."""
+        return dict(self._rejected.get(peer, {}))
+
+    def lookup(self, name: str) -> PublishedTool | None:
+        return self._by_name.get(name)
+
+    def all_tools(self) -> tuple[PublishedTool, ...]:
+        return tuple(tool for tools in self._peers.values() for tool in tools.values())
+
+    def view(self, fmt: Format) -> tuple[dict[str, Any], ...]:
+        """Every published tool in one OpenAI format; built once per catalogue version."""
+        cached = self._views.get(fmt)
+        if cached is None:
+            build = _BUILDERS[fmt]
+            cached = self._views[fmt] = tuple(build(t) for t in self.all_tools())
+        return cached
+
+    def set_peer(self, peer: str, tools: Sequence[mt.Tool]) -> bool:
+        """Publish exactly `tools` for `peer`, keeping the names of tools it already had.
+
+        Returns whether the published catalogue changed.
+        """
+        old = self._peers.get(peer)
+        before = old or {}
+        kept: dict[str, mt.Tool] = {}
+        rejected: dict[str, str] = {}
+        for tool in tools:
+            if not tool.name:
+                rejected[""] = "the peer listed a tool with an empty name"
+            elif tool.name in kept:
+                rejected[tool.name] = "the peer listed this tool name more than once; the first is used"
+            else:
+                kept[tool.name] = tool
+        # Withdraw names of vanished tools first, so a newcomer may take a name that was freed.
+        for name in before.keys() - kept.keys():
+            released = self._names.release(ToolKey(peer, name))
+            if released is not None:
+                self._by_name.pop(released, None)
+        published: dict[str, PublishedTool] = {}
+        changed = old is None and bool(kept)
+        for name, tool in kept.items():
+            previous = before.get(name)
+            if previous is not None and _same_definition(previous.source, tool):
+                published[name] = previous
+                continue
+            try:
+                entry = self._publish(peer, tool)
+            except ToolConversionError as exc:
+                rejected[name] = str(exc)
+                logger.warning("%s", exc)
+                if previous is not None:
+                    self._by_name.pop(previous.name, None)
+                    self._names.release(previous.key)
+                    changed = True
+                continue
+            published[name] = entry
+            self._by_name[entry.name] = entry
+            changed = True
+        changed = changed or before.keys() != published.keys() or list(before) != list(published)
+        self._peers[peer] = published
+        self._rejected[peer] = rejected
+        if changed:
+            self._bump()
+        return changed
+
+    def remove_peer(self, peer: str) -> bool:
+        """Withdraw every tool of `peer`; return whether the published catalogue changed."""
+        tools = self._peers.pop(peer, None)
+        self._rejected.pop(peer, None)
+        if tools is None:
+            return False
+        for tool in tools.values():
+            self._names.release(tool.key)
+            self._by_name.pop(tool.name, None)
+        if tools:
+            self._bump()
+        return bool(tools)
+
+    def _publish(self, peer: str, tool: mt.Tool) -> PublishedTool:
+        key = ToolKey(peer, tool.name)
+        name = self._names.name_of(key)
+        fresh = name is None
+        if name is None:
+            name = self._names.assign(key)
+        entry = PublishedTool(
+            name=name,
+            peer=peer,
+            tool=tool.name,
+            description=describe_tool(peer, tool.name, tool.description, tool.title),
+            parameters=convert_parameters(tool.input_schema),
+            source=tool,
+        )
+        try:
+            validate_chat_tool(
+                chat_tool(name, entry.description, entry.parameters), peer=peer, tool_name=tool.name
+            )
+        except ToolConversionError:
+            if fresh:
+                self._names.release(key)
+            raise
+        return entry
+
+    def _bump(self) -> None:
+        self.version += 1
+        self._views.clear()
+
+
+def _same_definition(a: mt.Tool, b: mt.Tool) -> bool:
+    return a is b or (
+        a.description == b.description and a.title == b.title and a.input_schema == b.input_schema
+    )

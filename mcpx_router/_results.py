@@ -1,0 +1,95 @@
+"""MCP `CallToolResult` → the text a model reads (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import mcp_types as mt
+
+__all__ = ["render_content", "render_result"]
+
+NO_OUTPUT = "(the tool returned no output)"
+
+
+def render_result(result: mt.CallToolResult) -> tuple[str, bool]:
+    """Return (text for the model, whether the peer reported an error).
+
+    Text blocks are joined; `structuredContent` is added as JSON unless a text block already
+    carries it; images, audio and resources are described, never dumped.
+
+    Example:
+        >>> render_result(mt.CallToolResult(content=[mt.TextContent(type="text", text="hi")]))
+        ('hi', False)
+    """
+    parts = [render_content(block) for block in result.content]
+    structured = result.structured_content
+    if structured is not None and not _duplicated(structured, result.content):
+        parts.append(_dump(structured))
+    text = "\n".join(part for part in parts if part) or NO_OUTPUT
+    return text, bool(result.is_error)
+
+
+def render_content(block: Any) -> str:
+    """One content block as text."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        return f"[{kind}: {block.mime_type}, {_size(_b64_len(block.data))}]"
+    if kind == "resource":
+        resource = block.resource
+        mime = resource.mime_type or "unknown type"
+        if isinstance(resource, mt.TextResourceContents):
+            return f"[resource {resource.uri} ({mime})]\n{resource.text}"
+        return f"[resource {resource.uri} ({mime}, {_size(_b64_len(resource.blob))})]"
+    if kind == "resource_link":
+        details = ", ".join(
+            d for d in (block.mime_type, None if block.size is None else _size(block.size)) if d
+        )
+        line = f"[resource link {block.name}: {block.uri}" + (f" ({details})" if details else "") + "]"
+        return f"{line} {block.description}" if block.description else line
+    return f"[{kind or 'unknown'} content]"
+
+
+def _duplicated(structured: Any, content: Sequence[Any]) -> bool:
+    texts = [block.text for block in content if getattr(block, "type", None) == "text"]
+    if not texts:
+        return False
+    joined = "\n".join(texts)
+    candidates = [structured]
+    # Servers that wrap a plain return value as {"result": value} also send the value as text.
+    if isinstance(structured, dict) and len(structured) == 1:
+        candidates.append(next(iter(structured.values())))
+    for candidate in candidates:
+        if isinstance(candidate, str) and candidate in (joined, *texts):
+            return True
+        for text in (joined, *texts):
+            try:
+                if json.loads(text) == candidate:
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+def _dump(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _b64_len(data: str) -> int:
+    """Decoded size of base64 text, without decoding it."""
+    stripped = data.strip()
+    return max(0, len(stripped) * 3 // 4 - stripped[-2:].count("="))
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"

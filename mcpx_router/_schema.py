@@ -1,0 +1,189 @@
+"""MCP tool definitions → OpenAI tool definitions (pure functions, no I/O).
+
+The peer's schema is never mutated: `convert_parameters` builds a new tree while it walks the
+old one. `default` is removed wherever a subschema can hold one, and written into that
+subschema's description instead, so the model still learns it. Everything else is kept.
+A cycle (possible only in schemas built in-process) or absurd nesting is cut off, never followed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ._errors import ToolConversionError
+from ._naming import is_legal_name
+
+__all__ = [
+    "EMPTY_PARAMETERS",
+    "chat_tool",
+    "convert_parameters",
+    "describe_tool",
+    "legacy_function",
+    "responses_tool",
+    "validate_chat_tool",
+]
+
+EMPTY_PARAMETERS: Final[Mapping[str, Any]] = {"type": "object", "properties": {}}
+
+MAX_DEPTH: Final = 64
+"""Subschemas nested deeper than this are replaced by an empty schema."""
+
+# Keywords whose value is one subschema.
+_ONE: Final = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "additionalItems",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "contains",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+    }
+)
+# Keywords whose value is a list of subschemas.
+_MANY: Final = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})
+# Keywords whose value maps names to subschemas.
+_NAMED: Final = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def convert_parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Turn an MCP `inputSchema` into OpenAI `parameters`: a new tree, defaults moved to descriptions.
+
+    Example:
+        >>> convert_parameters({"type": "object", "properties": {"n": {"type": "integer", "default": 3}}})
+        {'type': 'object', 'properties': {'n': {'type': 'integer', 'description': 'Default: 3.'}}}
+    """
+    if not schema:
+        return {"type": "object", "properties": {}}
+    converted = _convert(schema, depth=0, active=set())
+    # A root without a type is read as an object by MCP; OpenAI wants it said.
+    converted.setdefault("type", "object")
+    if converted["type"] == "object" and "properties" not in converted:
+        converted["properties"] = {}
+    return converted
+
+
+def _convert(schema: Mapping[str, Any], *, depth: int, active: set[int]) -> dict[str, Any]:
+    if depth > MAX_DEPTH or id(schema) in active:
+        return {}
+    active.add(id(schema))
+    try:
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key == "default":
+                continue
+            out[key] = _convert_keyword(key, value, depth=depth, active=active)
+        if "default" in schema:
+            out["description"] = _with_default(out.get("description"), schema["default"])
+        return out
+    finally:
+        active.discard(id(schema))
+
+
+def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int]) -> Any:
+    if key in _ONE and isinstance(value, Mapping):
+        return _convert(value, depth=depth + 1, active=active)
+    if key in _MANY and isinstance(value, list):
+        return [
+            _convert(item, depth=depth + 1, active=active) if isinstance(item, Mapping) else _copy(item)
+            for item in value
+        ]
+    if key in _NAMED and isinstance(value, Mapping):
+        return {
+            name: _convert(sub, depth=depth + 1, active=active) if isinstance(sub, Mapping) else _copy(sub)
+            for name, sub in value.items()
+        }
+    return _copy(value)
+
+
+def _copy(value: Any, depth: int = 0) -> Any:
+    """Copy a plain JSON value (enum lists, const, examples) without sharing containers."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(value, Mapping):
+        return {k: _copy(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copy(v, depth + 1) for v in value]
+    return value
+
+
+def _with_default(description: Any, default: Any) -> str:
+    try:
+        shown = json.dumps(default, ensure_ascii=False)
+    except (TypeError, ValueError):
+        shown = repr(default)
+    note = f"Default: {shown}."
+    if isinstance(description, str) and description.strip():
+        return f"{description.rstrip()} {note}"
+    return note
+
+
+def describe_tool(peer: str, tool_name: str, description: str | None, title: str | None = None) -> str:
+    """The description the model reads: the peer's text (or a fallback), saying which peer serves it."""
+    text = (description or "").strip() or (title or "").strip() or f"Call the tool {tool_name!r}."
+    return f"{text} (via {peer})"
+
+
+def chat_tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """Chat Completions form: `{"type": "function", "function": {...}}`."""
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
+
+
+def responses_tool(
+    name: str, description: str, parameters: Mapping[str, Any], *, strict: bool = False
+) -> dict[str, Any]:
+    """Responses API form: flat, with `strict` always present."""
+    return {
+        "type": "function",
+        "name": name,
+        "description": description,
+        "parameters": parameters,
+        "strict": strict,
+    }
+
+
+def legacy_function(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """Legacy `functions` form: `{"name", "description", "parameters"}`."""
+    return {"name": name, "description": description, "parameters": parameters}
+
+
+def validate_chat_tool(tool: Mapping[str, Any], *, peer: str, tool_name: str) -> None:
+    """Check a converted Chat Completions tool; raise ToolConversionError naming the peer and tool."""
+
+    def fail(problem: str) -> None:
+        raise ToolConversionError(
+            f"tool {tool_name!r} of peer {peer!r} cannot be offered to OpenAI: {problem}",
+            peer=peer,
+            tool=tool_name,
+        )
+
+    if tool.get("type") != "function":
+        fail("its 'type' is not 'function'")
+    function = tool.get("function")
+    if not isinstance(function, Mapping):
+        fail("it has no 'function' object")
+        return
+    name = function.get("name")
+    if not isinstance(name, str) or not is_legal_name(name):
+        fail(f"its name {name!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$")
+    parameters = function.get("parameters")
+    if not isinstance(parameters, Mapping):
+        fail("its parameters are not a JSON object")
+        return
+    if parameters.get("type") != "object":
+        fail(
+            f"its input schema has type {parameters.get('type')!r}; OpenAI needs an object at the root "
+            "(the peer must describe its arguments as a JSON object)"
+        )
+    properties = parameters.get("properties")
+    if properties is not None and not isinstance(properties, Mapping):
+        fail("its input schema's 'properties' is not an object")
