@@ -120,7 +120,8 @@ def _with_default(description: Any, default: Any) -> str:
         shown = repr(default)
     note = f"Default: {shown}."
     if isinstance(description, str) and description.strip():
-        return f"{description.rstrip()} {note}"
+        text = description.rstrip()
+        return f"{text} {note}" if text.endswith((".", "!", "?", ":")) else f"{text}. {note}"
     return note
 
 

@@ -1,0 +1,490 @@
+"""What to do with the arguments a model sends for a tool call.
+
+The model's raw `arguments` (a JSON text from the OpenAI API, sometimes an already decoded dict)
+are parsed, repaired where the model's intent is unambiguous, and validated against the peer's
+original input schema before the peer is called. Every problem becomes an `ArgumentsError` whose
+message is written for the model, so that it can fix the call and try again.
+
+Everything here is pure: no I/O, and in particular no `$ref` is ever fetched over the network.
+
+Typical use, with one compiled validator per tool::
+
+    validator = ArgumentValidator(tool.inputSchema)      # once, when the tools are listed
+    arguments = validator.prepare(tool_call.arguments)   # per call; raises ArgumentsError
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, NoReturn
+from urllib.parse import unquote
+
+import referencing
+import referencing.jsonschema
+
+# jsonschema ships no type information; the ignore stays valid if its stubs get installed.
+from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped, unused-ignore]
+from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped, unused-ignore]
+
+__all__ = [
+    "ArgumentValidator",
+    "ArgumentsError",
+    "parse_arguments",
+    "prepare_arguments",
+    "repair_arguments",
+    "validate_arguments",
+]
+
+_EXCERPT_RADIUS: Final = 40  # characters shown on each side of a JSON syntax error
+_MAX_SHOWN: Final = 200  # longest excerpt of a received value or of one error message
+_MAX_LISTED: Final = 20  # problems listed in one message; a model cannot use a thousand lines
+_MAX_DEPTH: Final = 64  # nesting levels that repair descends into
+_MAX_BRANCHES: Final = 256  # subschemas considered for one value, against schema blow-ups
+_FIX_HINT: Final = "Fix these problems and call the tool again."
+_OBJECT_HINT: Final = "Send the arguments as one JSON object whose keys are the tool's parameter names."
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+class ArgumentsError(ValueError):
+    """The model's arguments cannot be used; the message is written for the model to read."""
+
+
+# --- small helpers, also used by the JSON-string parameter mode -------------------------------
+
+
+def json_type(value: object) -> str:
+    """Return the JSON type name of a decoded value (`object`, `integer`, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return f"Python {type(value).__name__}"
+
+
+def a_or_an(type_name: str) -> str:
+    """Return the type name with its article, as in "an array was received"."""
+    if type_name == "null":
+        return "null"
+    return ("an " if type_name[0] in "aeiouAEIOU" else "a ") + type_name
+
+
+def shorten(text: str, limit: int = _MAX_SHOWN) -> str:
+    """Cut `text` to about `limit` characters and make control characters visible."""
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    return _UNPRINTABLE.sub(lambda m: json.dumps(m.group())[1:-1], text)
+
+
+def syntax_problem(exc: json.JSONDecodeError) -> str:
+    """Describe a JSON syntax error with its position and the text around it."""
+    start, end = max(0, exc.pos - _EXCERPT_RADIUS), exc.pos + _EXCERPT_RADIUS
+    before = ("…" if start else "") + exc.doc[start : exc.pos]
+    after = exc.doc[exc.pos : end] + ("…" if end < len(exc.doc) else "")
+    excerpt = shorten(before, limit=_EXCERPT_RADIUS + 1) + "<HERE>" + shorten(after, _EXCERPT_RADIUS + 1)
+    return f"{exc.msg} at line {exc.lineno}, column {exc.colno}: {excerpt}"
+
+
+def _reject_constant(name: str) -> NoReturn:
+    # Python's json accepts NaN and Infinity, which are not JSON and which no peer can take back.
+    raise ValueError(f"{name} is not a valid JSON value")
+
+
+def loads(text: str) -> Any:
+    """Decode strict JSON; raise ArgumentsError-ready ValueError subclasses on any failure.
+
+    Raises:
+        json.JSONDecodeError: For a syntax error (it carries the position).
+        ValueError: For NaN/Infinity, numbers with too many digits, or nesting that is too deep.
+    """
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        if "digits" in str(exc):  # int() refuses more than sys.get_int_max_str_digits() digits
+            raise ValueError("a number has too many digits") from None
+        raise
+
+
+def format_path(path: Iterable[str | int]) -> str:
+    """Format a path inside the arguments as `$.options.items[2]["odd key"]`."""
+    parts = ["$"]
+    for step in path:
+        if isinstance(step, int):
+            parts.append(f"[{step}]")
+        elif _IDENTIFIER.match(step):
+            parts.append(f".{step}")
+        else:
+            parts.append(f"[{json.dumps(step, ensure_ascii=False)}]")
+    return "".join(parts)
+
+
+def resolve_local_ref(root: object, ref: str) -> object | None:
+    """Resolve a `#/json/pointer` reference inside `root`; None when it is not one or leads nowhere."""
+    if not ref.startswith("#"):
+        return None  # another document: never fetched
+    node: object = root
+    for token in ref[1:].split("/")[1:]:
+        token = unquote(token).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+def flatten(schemas: Iterable[object], root: object) -> list[Mapping[str, Any]]:
+    """List the subschemas that apply to one value: the schemas, their local `$ref` targets and
+    their `allOf`/`anyOf`/`oneOf` branches, each once (so recursive references end)."""
+    found: list[Mapping[str, Any]] = []
+    seen: set[int] = set()
+    stack = list(schemas)[::-1]
+    while stack and len(found) < _MAX_BRANCHES:
+        schema = stack.pop()
+        if not isinstance(schema, Mapping) or id(schema) in seen:
+            continue
+        seen.add(id(schema))
+        found.append(schema)
+        ref = schema.get("$ref")
+        target = resolve_local_ref(root, ref) if isinstance(ref, str) else None
+        branches = [b for k in ("allOf", "anyOf", "oneOf") if isinstance(b := schema.get(k), list)]
+        stack.extend([s for branch in branches[::-1] for s in branch[::-1]])
+        if target is not None:
+            stack.append(target)
+    return found
+
+
+def schema_types(schemas: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Return the JSON types the schemas name explicitly (strings in `enum`/`const` count)."""
+    types: set[str] = set()
+    for schema in schemas:
+        declared = schema.get("type")
+        if isinstance(declared, str):
+            types.add(declared)
+        elif isinstance(declared, list):
+            types.update(t for t in declared if isinstance(t, str))
+        enum = schema.get("enum")
+        if ("const" in schema and isinstance(schema["const"], str)) or (
+            isinstance(enum, list) and any(isinstance(v, str) for v in enum)
+        ):
+            types.add("string")
+    return types
+
+
+# --- parse -----------------------------------------------------------------------------------
+
+
+def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Turn the model's raw arguments into a dict.
+
+    Empty or blank text, None and JSON `null` mean "no arguments". A JSON string whose content is
+    a JSON object (the object encoded twice) is decoded once more.
+
+    Args:
+        raw: The `arguments` of a tool call: JSON text, or an already decoded mapping.
+
+    Returns:
+        A new dict (a shallow copy when `raw` is a mapping).
+
+    Raises:
+        ArgumentsError: The text is not JSON, or its value is not an object.
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        if not all(isinstance(key, str) for key in raw):
+            raise ArgumentsError(f"The keys of the arguments object must be strings.\n{_OBJECT_HINT}")
+        return dict(raw)
+    if not isinstance(raw, str):
+        raise ArgumentsError(_not_an_object(raw))
+    text = raw.removeprefix("\ufeff")  # a byte order mark is not JSON, but clearly harmless
+    if not text.strip():
+        return {}
+    value = _decode_or_raise(text, "The arguments are not valid JSON")
+    if isinstance(value, str) and value.strip().startswith("{"):
+        value = _decode_or_raise(value, "The arguments are a JSON string, and its content is not valid JSON")
+    elif isinstance(value, str) and not value.strip():
+        return {}
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ArgumentsError(_not_an_object(value, text.strip()))
+    return value
+
+
+def _decode_or_raise(text: str, what: str) -> Any:
+    try:
+        return loads(text)
+    except json.JSONDecodeError as exc:
+        raise ArgumentsError(f"{what}: {syntax_problem(exc)}\n{_OBJECT_HINT}") from None
+    except ValueError as exc:
+        raise ArgumentsError(f"{what}: {exc}.\n{_OBJECT_HINT}") from None
+
+
+def _not_an_object(value: object, text: str | None = None) -> str:
+    if text is None:
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            text = repr(value)
+    received = f"{a_or_an(json_type(value))} was received: {shorten(text)}"
+    return f"The arguments must be a JSON object, but {received}\n{_OBJECT_HINT}"
+
+
+# --- repair ----------------------------------------------------------------------------------
+
+
+def repair_arguments(args: Mapping[str, Any], schema: object) -> dict[str, Any]:
+    """Decode strings that hold the JSON object or array the schema asks for.
+
+    Models sometimes send `"options": "{\\"timeout\\": 5}"` where `options` is an object. Where
+    the schema wants an object or an array (through `$ref`, `allOf`/`anyOf`/`oneOf`, properties,
+    `patternProperties`, `additionalProperties`, `items` and `prefixItems`, at any depth) and does
+    not also accept a string, a string holding JSON of a wanted type is decoded. Nothing else is
+    coerced: `"5"` stays a string where an integer is wanted, because the validation error
+    tells the model exactly what to fix, while guessing could turn a mistake into a wrong call.
+
+    Args:
+        args: Parsed arguments; never mutated.
+        schema: The tool's input schema; odd or invalid schemas only mean fewer repairs.
+
+    Returns:
+        A new dict. Nested containers that needed no repair are shared with `args`.
+    """
+    repaired = _repair(args, [schema], schema, 0)
+    return dict(repaired) if isinstance(repaired, Mapping) else dict(args)
+
+
+def _repair(value: Any, schemas: list[object], root: object, depth: int) -> Any:
+    if depth > _MAX_DEPTH:
+        return value
+    applicable = flatten(schemas, root)
+    if not applicable:
+        return value
+    if isinstance(value, str):
+        wanted = schema_types(applicable)
+        if "string" in wanted or not wanted & {"object", "array"}:
+            return value
+        decoded = _decode_container(value)
+        if decoded is None or json_type(decoded) not in wanted:
+            return value
+        return _repair(decoded, schemas, root, depth + 1)
+    if isinstance(value, Mapping):
+        items = {
+            key: _repair(
+                child, _property_schemas(applicable, key) if isinstance(key, str) else [], root, depth + 1
+            )
+            for key, child in value.items()
+        }
+        changed = any(items[key] is not child for key, child in value.items())
+        return items if changed else value
+    if isinstance(value, list):
+        elements = [
+            _repair(child, _item_schemas(applicable, index), root, depth + 1)
+            for index, child in enumerate(value)
+        ]
+        changed = any(new is not old for new, old in zip(elements, value, strict=True))
+        return elements if changed else value
+    return value
+
+
+def _decode_container(text: str) -> dict[str, Any] | list[Any] | None:
+    text = text.strip()
+    if not text.startswith(("{", "[")):
+        return None
+    try:
+        decoded = loads(text)
+    except ValueError:
+        return None
+    return decoded if isinstance(decoded, dict | list) else None
+
+
+def _property_schemas(schemas: list[Mapping[str, Any]], key: str) -> list[object]:
+    found: list[object] = []
+    for schema in schemas:
+        properties, patterns = schema.get("properties"), schema.get("patternProperties")
+        matched = isinstance(properties, Mapping) and key in properties
+        if matched:
+            found.append(properties[key])  # type: ignore[index]
+        if isinstance(patterns, Mapping):
+            for pattern, subschema in patterns.items():
+                if isinstance(pattern, str) and _search(pattern, key):
+                    found.append(subschema)
+                    matched = True
+        additional = schema.get("additionalProperties")
+        if not matched and isinstance(additional, Mapping):
+            found.append(additional)
+    return found
+
+
+def _search(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def _item_schemas(schemas: list[Mapping[str, Any]], index: int) -> list[object]:
+    found: list[object] = []
+    for schema in schemas:
+        prefix, items = schema.get("prefixItems"), schema.get("items")
+        if isinstance(prefix, list) and index < len(prefix):
+            found.append(prefix[index])
+        elif isinstance(items, list):  # the tuple form of drafts 4 to 2019-09
+            additional = schema.get("additionalItems")
+            extra = [additional] if isinstance(additional, Mapping) else []
+            found.extend(items[index : index + 1] or extra)
+        elif isinstance(items, Mapping):
+            found.append(items)
+    return found
+
+
+# --- validate --------------------------------------------------------------------------------
+
+
+def _never_retrieve(uri: str) -> referencing.Resource[Any]:
+    # Fetching a peer-chosen URL would be a network call (and an SSRF hole) per tool call. An
+    # unreachable document is treated as the empty schema: its constraints are not enforced.
+    return referencing.jsonschema.DRAFT202012.create_resource({})
+
+
+_REGISTRY: Final[referencing.Registry[Any]] = referencing.Registry(retrieve=_never_retrieve)  # type: ignore[call-arg]
+
+
+def _validator_class(schema: object) -> Any:
+    uri = schema.get("$schema") if isinstance(schema, Mapping) else None
+    if isinstance(uri, str):
+        # Peers write the draft URIs with and without "#" (handled by jsonschema) and "https".
+        for candidate in (uri, uri.replace("https://json-schema.org/", "http://json-schema.org/", 1)):
+            found: Any = validators.validator_for({"$schema": candidate}, default=Draft202012Validator)
+            if found is not Draft202012Validator:
+                return found
+    return Draft202012Validator
+
+
+class ArgumentValidator:
+    """A tool's input schema, compiled once to check the arguments of many calls.
+
+    A schema that cannot be used (not a schema, invalid for its draft, ...) disables validation:
+    the peer knows best what it accepts, so the model is not blamed for the peer's schema.
+
+    Attributes:
+        schema: The schema as given.
+        problem: Why the schema is not used for validation, or None when it is.
+    """
+
+    __slots__ = ("_validator", "problem", "schema")
+
+    def __init__(self, schema: object) -> None:
+        self.schema = schema
+        self.problem: str | None = None
+        self._validator: Any = None  # a jsonschema Validator
+        try:
+            cls = _validator_class(schema)
+            cls.check_schema(schema)
+            self._validator = cls(schema, registry=_REGISTRY)
+        except Exception as exc:  # any failure on a peer's schema means "do not validate"
+            self.problem = f"{type(exc).__name__}: {shorten(str(exc))}"
+
+    @property
+    def enabled(self) -> bool:
+        """Whether arguments are checked against the schema."""
+        return self._validator is not None
+
+    def errors(self, args: object) -> list[str]:
+        """Return every way `args` violates the schema, one line each, sorted by path.
+
+        Each line reads `at <path>: <problem>`, e.g. `at $.options.timeout: 'abc' is not of type
+        'number'`. A schema that fails while validating (a `$ref` to nowhere, ...) gives [].
+        """
+        if self._validator is None:
+            return []
+        try:
+            found = {_line(leaf) for error in self._validator.iter_errors(args) for leaf in _leaves(error)}
+        except Exception:  # the schema, not the model, is broken: see the class docstring
+            return []
+        return [line for _, line in sorted(found)]
+
+    def prepare(self, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
+        """Parse, repair if needed, and validate the model's raw arguments.
+
+        Arguments that already match the schema are returned as parsed: repair only runs on
+        arguments that fail validation (or when validation is disabled), so it never changes
+        what the peer would have accepted.
+
+        Raises:
+            ArgumentsError: With a message for the model listing every problem.
+        """
+        args = parse_arguments(raw)
+        problems = self.errors(args)
+        if problems or self._validator is None:
+            args = repair_arguments(args, self.schema)
+            if problems:
+                problems = self.errors(args)
+        if problems:
+            raise ArgumentsError(_list_problems("The arguments do not match the tool's schema:", problems))
+        return args
+
+
+def _leaves(error: ValidationError) -> list[ValidationError]:
+    # "{...} is not valid under any of the given schemas" hides the real mistake when a value
+    # reaches into one anyOf/oneOf branch (an Optional model with a bad field): report the errors
+    # of the branch that got deepest into the value instead, if it got deeper than the union.
+    if error.context:
+        deepest = max(error.context, key=lambda e: len(e.absolute_path))
+        if len(deepest.absolute_path) > len(error.absolute_path):
+            branch = deepest.relative_schema_path[0]
+            chosen = [e for e in error.context if e.relative_schema_path[0] == branch]
+            return [leaf for e in chosen for leaf in _leaves(e)]
+    return [error]
+
+
+def _line(error: ValidationError) -> tuple[tuple[tuple[int, int | str], ...], str]:
+    path: list[str | int] = list(error.absolute_path)
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        # Point at the missing property itself, where the model has to add it.
+        path += [p for p in error.validator_value if error.message == f"{p!r} is a required property"][:1]
+    key = tuple((0, step) if isinstance(step, int) else (1, step) for step in path)
+    return key, f"at {format_path(path)}: {shorten(error.message)}"
+
+
+def _list_problems(title: str, problems: Sequence[str]) -> str:
+    lines = [title, *(f"- {p}" for p in problems[:_MAX_LISTED])]
+    if len(problems) > _MAX_LISTED:
+        lines.append(f"- ... and {len(problems) - _MAX_LISTED} more")
+    return "\n".join([*lines, _FIX_HINT])
+
+
+def validate_arguments(args: object, schema: object) -> list[str]:
+    """Return every way `args` violates `schema` (see `ArgumentValidator.errors`).
+
+    Compiles the schema on each call; keep an `ArgumentValidator` per tool on hot paths.
+    """
+    return ArgumentValidator(schema).errors(args)
+
+
+def prepare_arguments(raw: str | Mapping[str, Any] | None, schema: object) -> dict[str, Any]:
+    """Parse, repair and validate in one step (see `ArgumentValidator.prepare`).
+
+    Raises:
+        ArgumentsError: With a message for the model listing every problem.
+    """
+    return ArgumentValidator(schema).prepare(raw)

@@ -1,0 +1,105 @@
+"""Small in-process MCP peers, for the demo and for your own tests.
+
+Each function returns a fresh `MCPServer`; connect to one with `mcp.Client(server)`.
+`search_agent()` and `docs_library()` both offer a tool named `search`, so a catalogue holding
+both shows how peer prefixes keep them apart.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel, Field
+
+__all__ = ["demo_peers", "docs_library", "search_agent", "weather_station"]
+
+_CITIES = {
+    "paris": (14, "light rain"),
+    "lisbon": (21, "sunny"),
+    "oslo": (3, "snow"),
+    "tokyo": (17, "cloudy"),
+}
+
+
+class Units(BaseModel):
+    temperature: Literal["celsius", "fahrenheit"] = "celsius"
+    wind: Literal["kmh", "mph"] = "kmh"
+
+
+def weather_station() -> MCPServer:
+    """A peer with a forecast tool (defaults, an enum, a nested object) and an alerts tool."""
+    server = MCPServer("weather", instructions="Weather forecasts for a few cities.")
+
+    @server.tool()
+    async def forecast(
+        city: Annotated[str, Field(description="City name, e.g. Paris")],
+        days: Annotated[int, Field(ge=1, le=7, description="How many days ahead")] = 3,
+        units: Units | None = None,
+    ) -> str:
+        """Forecast the weather for a city."""
+        await anyio.sleep(0.05)  # a real station takes a moment to answer
+        temp, sky = _CITIES.get(city.strip().lower(), (12, "overcast"))
+        if (units or Units()).temperature == "fahrenheit":
+            return f"{city}: {sky}, {temp * 9 // 5 + 32}°F, for the next {days} day(s)"
+        return f"{city}: {sky}, {temp}°C, for the next {days} day(s)"
+
+    @server.tool()
+    def alerts(region: Annotated[str, Field(description="Region or country")]) -> dict[str, object]:
+        """Active weather alerts for a region."""
+        active = ["storm warning: coast"] if region.strip().lower() in {"portugal", "norway"} else []
+        return {"region": region, "alerts": active}
+
+    return server
+
+
+def search_agent() -> MCPServer:
+    """A peer that searches the web (a fixed, offline index)."""
+    server = MCPServer("search-agent")
+    index = {
+        "mcp": "Model Context Protocol: an open protocol that connects models to tools and data.",
+        "openai": "OpenAI function calling lets a model ask the host to run a named function.",
+        "anyio": "AnyIO: structured concurrency on top of asyncio or Trio.",
+    }
+
+    @server.tool()
+    async def search(
+        query: Annotated[str, Field(description="What to look for")],
+        limit: Annotated[int, Field(ge=1, le=10)] = 3,
+    ) -> str:
+        """Search the web."""
+        await anyio.sleep(0.05)
+        words = query.lower().split()
+        hits = [text for key, text in index.items() if any(key in w for w in words)]
+        return "\n".join(hits[:limit]) or f"No web results for {query!r}."
+
+    return server
+
+
+def docs_library() -> MCPServer:
+    """A peer that searches project documentation; it also names its tool `search`."""
+    server = MCPServer("docs")
+    pages = {
+        "install": "docs/install.md: run `python3 dev.py demo` on a fresh checkout.",
+        "names": "docs/architecture.md: tools are published as peer__tool.",
+    }
+
+    @server.tool()
+    async def search(query: Annotated[str, Field(description="Words to find in the docs")]) -> str:
+        """Search the documentation."""
+        await anyio.sleep(0.05)
+        hits = [text for key, text in pages.items() if key in query.lower()]
+        return "\n".join(hits) or f"No page mentions {query!r}."
+
+    @server.tool(name="page.get")
+    def get_page(path: str) -> str:
+        """Read one documentation page by path."""
+        return f"{path}: (page body)"
+
+    return server
+
+
+def demo_peers() -> dict[str, MCPServer]:
+    """The demo's peers, by peer id."""
+    return {"weather": weather_station(), "search-agent": search_agent(), "docs": docs_library()}
