@@ -8,10 +8,13 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import anyio
 import mcp_types as mt
+from openai.types.chat import ChatCompletionFunctionToolParam
+from openai.types.responses import FunctionToolParam
+from openai.types.shared_params import FunctionDefinition
 
 from ._calls import ToolCall, answer, parse_tool_call
 from ._catalogue import Catalogue, PublishedTool
@@ -207,17 +210,17 @@ class OpenAIPeerToolAdapter:
         """Every published tool, in peer registration order."""
         return self._catalogue.all_tools()
 
-    def get_openai_tools(self) -> tuple[dict[str, Any], ...]:
+    def get_openai_tools(self) -> tuple[ChatCompletionFunctionToolParam, ...]:
         """The Chat Completions `tools` list. Cached per version; treat it as read-only."""
-        return self._catalogue.view("chat")
+        return cast("tuple[ChatCompletionFunctionToolParam, ...]", self._catalogue.view("chat"))
 
-    def get_responses_tools(self) -> tuple[dict[str, Any], ...]:
+    def get_responses_tools(self) -> tuple[FunctionToolParam, ...]:
         """The Responses API `tools` list (flat function tools). Cached per version; read-only."""
-        return self._catalogue.view("responses")
+        return cast("tuple[FunctionToolParam, ...]", self._catalogue.view("responses"))
 
-    def get_openai_functions(self) -> tuple[dict[str, Any], ...]:
+    def get_openai_functions(self) -> tuple[FunctionDefinition, ...]:
         """The legacy `functions` list of `{name, description, parameters}`. Cached per version; read-only."""
-        return self._catalogue.view("functions")
+        return cast("tuple[FunctionDefinition, ...]", self._catalogue.view("functions"))
 
     def resolve(self, name: str) -> ToolKey:
         """The (peer, tool) published under a public name; raise UnknownToolError if none is."""
