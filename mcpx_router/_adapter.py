@@ -5,10 +5,10 @@ from __future__ import annotations
 import difflib
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, Literal, Self, cast
 
 import anyio
 import mcp_types as mt
@@ -16,8 +16,9 @@ from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses import FunctionToolParam
 from openai.types.shared_params import FunctionDefinition
 
+from ._budget import MAX_TOOLS_PER_REQUEST, conversation_text, matches, rank, tool_text
 from ._calls import ToolCall, answer, parse_tool_call
-from ._catalogue import Catalogue, PublishedTool
+from ._catalogue import Catalogue, Format, PublishedTool
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,
@@ -29,6 +30,7 @@ from ._errors import (
 )
 from ._naming import ToolKey
 from ._results import render_result
+from ._rich import chat_media_message, has_media, responses_output, truncate
 from ._session import ToolSession, list_all_tools
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter"]
@@ -46,6 +48,13 @@ class _Peer:
     session: ToolSession
     timeout: float | None
     limiter: anyio.CapacityLimiter | None
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] | None = None
+
+    def offered(self, tools: list[mt.Tool]) -> list[mt.Tool]:
+        if self.include is None and not self.exclude:
+            return tools
+        return [t for t in tools if matches(t.name, self.include, self.exclude)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,15 +83,40 @@ class OpenAIPeerToolAdapter:
     Args:
         call_timeout: Default seconds a tool call may take (None: no limit). Peers and calls may
             override it.
+        max_tools: The most tools one request carries (OpenAI accepts 128). When the catalogue
+            is larger, the tools most relevant to the conversation are chosen (`relevant_to`).
+        description_limit: Descriptions are cut to this many characters (None: never).
+        max_output_chars: A tool's text output is cut to about this many characters, with a
+            marker saying so (None: never).
+        media: "describe" tells the model what images, audio and files a tool returned;
+            "attach" shows them to it: in Responses outputs as `input_image` / `input_file`
+            parts, and after Chat tool messages as one user message with image parts.
     """
 
-    def __init__(self, *, call_timeout: float | None = DEFAULT_CALL_TIMEOUT) -> None:
+    def __init__(
+        self,
+        *,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        max_tools: int | None = MAX_TOOLS_PER_REQUEST,
+        description_limit: int | None = 1024,
+        max_output_chars: int | None = 100_000,
+        media: Literal["describe", "attach"] = "describe",
+    ) -> None:
         _check_timeout(call_timeout)
+        _check_limit("max_tools", max_tools)
+        _check_limit("description_limit", description_limit, minimum=32)
+        _check_limit("max_output_chars", max_output_chars, minimum=64)
+        if media not in ("describe", "attach"):
+            raise ValueError(f"media must be 'describe' or 'attach', not {media!r}")
+        self._max_output_chars = max_output_chars
+        self._media = media
         self._call_timeout = call_timeout
-        self._catalogue = Catalogue()
+        self._max_tools = max_tools
+        self._catalogue = Catalogue(description_limit=description_limit)
         self._peers: dict[str, _Peer] = {}
         self._joining: set[str] = set()
         self._closed = False
+        self._index: tuple[int, list[str]] | None = None
 
     async def __aenter__(self) -> Self:
         self._check_open()
@@ -107,6 +141,8 @@ class OpenAIPeerToolAdapter:
         *,
         call_timeout: float | None = _UNSET,
         max_concurrency: int | None = None,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] | None = None,
     ) -> tuple[str, ...]:
         """List the tools of a connected MCP session (all pages) and publish them as `peer_id__tool`.
 
@@ -116,6 +152,8 @@ class OpenAIPeerToolAdapter:
                 `list_tools` / `call_tool`). The caller keeps owning it.
             call_timeout: Seconds a call to this peer may take; defaults to the adapter's `call_timeout`.
             max_concurrency: At most this many calls run on this peer at once (None: no limit).
+            include: Glob patterns of tool names (as the peer spells them) to publish; None: all.
+            exclude: Glob patterns of tool names never to publish.
 
         Returns:
             The public names of the tools published for this peer.
@@ -147,12 +185,14 @@ class OpenAIPeerToolAdapter:
             self._check_open()
         finally:
             self._joining.discard(peer_id)
-        self._peers[peer_id] = _Peer(
+        peer = self._peers[peer_id] = _Peer(
             session=session,
             timeout=self._call_timeout if call_timeout is _UNSET else call_timeout,
             limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
+            include=_patterns("include", include),
+            exclude=_patterns("exclude", exclude),
         )
-        self._catalogue.set_peer(peer_id, tools)
+        self._catalogue.set_peer(peer_id, peer.offered(tools))
         return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))
 
     async def remove_peer(self, peer_id: str) -> None:
@@ -169,7 +209,7 @@ class OpenAIPeerToolAdapter:
         tools = await self._list(peer_id, peer.session, refresh=True)
         if self._peers.get(peer_id) is not peer:
             return False  # it left (or was replaced) while we listed
-        return self._catalogue.set_peer(peer_id, tools)
+        return self._catalogue.set_peer(peer_id, peer.offered(tools))
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -210,17 +250,54 @@ class OpenAIPeerToolAdapter:
         """Every published tool, in peer registration order."""
         return self._catalogue.all_tools()
 
-    def get_openai_tools(self) -> tuple[ChatCompletionFunctionToolParam, ...]:
-        """The Chat Completions `tools` list. Cached per version; treat it as read-only."""
-        return cast("tuple[ChatCompletionFunctionToolParam, ...]", self._catalogue.view("chat"))
+    def get_openai_tools(
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
+    ) -> tuple[ChatCompletionFunctionToolParam, ...]:
+        """The Chat Completions `tools` list. Cached per version; treat it as read-only.
 
-    def get_responses_tools(self) -> tuple[FunctionToolParam, ...]:
-        """The Responses API `tools` list (flat function tools). Cached per version; read-only."""
-        return cast("tuple[FunctionToolParam, ...]", self._catalogue.view("responses"))
+        Args:
+            relevant_to: The conversation (messages or input items) or a query; when the
+                catalogue holds more than `max_tools` tools, the most relevant are chosen.
+            max_tools: Override the adapter's `max_tools` for this request.
+        """
+        return cast("tuple[ChatCompletionFunctionToolParam, ...]", self._view("chat", relevant_to, max_tools))
 
-    def get_openai_functions(self) -> tuple[FunctionDefinition, ...]:
-        """The legacy `functions` list of `{name, description, parameters}`. Cached per version; read-only."""
-        return cast("tuple[FunctionDefinition, ...]", self._catalogue.view("functions"))
+    def get_responses_tools(
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
+    ) -> tuple[FunctionToolParam, ...]:
+        """The Responses API `tools` list (flat function tools); as `get_openai_tools`."""
+        return cast("tuple[FunctionToolParam, ...]", self._view("responses", relevant_to, max_tools))
+
+    def get_openai_functions(
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
+    ) -> tuple[FunctionDefinition, ...]:
+        """The legacy `functions` list of `{name, description, parameters}`; as `get_openai_tools`."""
+        return cast("tuple[FunctionDefinition, ...]", self._view("functions", relevant_to, max_tools))
+
+    def _view(self, fmt: Format, relevant_to: str | Iterable[Any] | None, max_tools: Any) -> tuple[Any, ...]:
+        view = self._catalogue.view(fmt)
+        limit = self._max_tools if max_tools is _UNSET else max_tools
+        if limit is None or len(view) <= limit:
+            return view
+        _check_limit("max_tools", limit)
+        query = relevant_to if isinstance(relevant_to, str) else conversation_text(relevant_to or ())
+        if not query:
+            logger.warning(
+                "%d tools are published but a request carries at most %d; sending the first %d. "
+                "Pass relevant_to= to choose by relevance.",
+                len(view),
+                limit,
+                limit,
+            )
+            return view[:limit]
+        chosen = sorted(rank(self._documents(), query)[:limit])
+        return tuple(view[i] for i in chosen)
+
+    def _documents(self) -> list[str]:
+        if self._index is None or self._index[0] != self.version:
+            docs = [tool_text(t.name, t.description, t.parameters) for t in self._catalogue.all_tools()]
+            self._index = (self.version, docs)
+        return self._index[1]
 
     def resolve(self, name: str) -> ToolKey:
         """The (peer, tool) published under a public name; raise UnknownToolError if none is."""
@@ -244,7 +321,9 @@ class OpenAIPeerToolAdapter:
         """Answer every tool call, concurrently; one answer per call, in call order.
 
         A call to an unknown tool, malformed arguments, a failing or slow peer: each becomes an
-        error answer for the model; nothing a model or a peer does makes this raise.
+        error answer for the model; nothing a model or a peer does makes this raise. With
+        `media="attach"`, images that Chat tool calls returned follow the answers in one user
+        message (Chat tool messages carry text only).
 
         Args:
             tool_calls: Chat Completions tool calls, Responses `function_call` items, legacy
@@ -259,16 +338,27 @@ class OpenAIPeerToolAdapter:
         if call_timeout is not _UNSET:
             _check_timeout(call_timeout)
         calls = [parse_tool_call(item) for item in tool_calls]
-        if len(calls) == 1:
-            return [await self._answer(calls[0], call_timeout)]
-        answers: list[dict[str, Any]] = [{}] * len(calls)
+        outcomes = [_NOT_RUN] * len(calls)
 
         async def run(index: int, call: ToolCall) -> None:
-            answers[index] = await self._answer(call, call_timeout)
+            outcomes[index] = await self._run(call, call_timeout)
 
-        async with anyio.create_task_group() as tg:
-            for index, call in enumerate(calls):
-                tg.start_soon(run, index, call)
+        if len(calls) == 1:
+            await run(0, calls[0])
+        else:
+            async with anyio.create_task_group() as tg:
+                for index, call in enumerate(calls):
+                    tg.start_soon(run, index, call)
+        answers = [self._answer(call, o) for call, o in zip(calls, outcomes, strict=True)]
+        if self._media == "attach":
+            media = [
+                (call.call_id or "", call.name, o.result)
+                for call, o in zip(calls, outcomes, strict=True)
+                if call.shape == "chat" and o.result is not None and has_media(o.result)
+            ]
+            follow_up = chat_media_message(media)
+            if follow_up is not None:
+                answers.append(follow_up)
         return answers
 
     async def execute_function_call(
@@ -277,14 +367,17 @@ class OpenAIPeerToolAdapter:
         """Answer a single tool call (any shape `dispatch` accepts), in the call's own shape."""
         if call_timeout is not _UNSET:
             _check_timeout(call_timeout)
-        return await self._answer(parse_tool_call(call), call_timeout)
+        parsed = parse_tool_call(call)
+        return self._answer(parsed, await self._run(parsed, call_timeout))
 
     async def call(self, name: str, arguments: Any, *, call_timeout: float | None = _UNSET) -> Outcome:
         """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
         return await self._run(ToolCall("function", None, name, arguments), call_timeout)
 
-    async def _answer(self, call: ToolCall, call_timeout: float | None) -> dict[str, Any]:
-        outcome = await self._run(call, call_timeout)
+    def _answer(self, call: ToolCall, outcome: Outcome) -> dict[str, Any]:
+        if self._media == "attach" and call.shape == "responses" and has_media(outcome.result):
+            assert outcome.result is not None
+            return answer(call, responses_output(outcome.result, outcome.text, limit=self._max_output_chars))
         return answer(call, outcome.text)
 
     async def _run(self, call: ToolCall, call_timeout: float | None) -> Outcome:
@@ -307,6 +400,7 @@ class OpenAIPeerToolAdapter:
                     async with peer.limiter:
                         result = await peer.session.call_tool(tool.tool, arguments)
             text, is_error = render_result(result)
+            text = truncate(text, self._max_output_chars)
         except TimeoutError:
             return _error(f"{call.name} did not answer within {limit:g} s; the call was abandoned", tool)
         except Exception as exc:
@@ -326,6 +420,9 @@ class OpenAIPeerToolAdapter:
 
 def _error(message: str, tool: PublishedTool | None = None) -> Outcome:
     return Outcome(f"Error: {message}", True, tool)
+
+
+_NOT_RUN = _error("the call was not run")
 
 
 def _describe(exc: BaseException) -> str:
@@ -349,6 +446,19 @@ def _parse_arguments(raw: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"they must be a JSON object, not {type(value).__name__}")
     return value
+
+
+def _patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | None:
+    if patterns is None:
+        return None
+    if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
+        raise TypeError(f"{what} must be a list of glob patterns, not {patterns!r}")
+    return tuple(patterns)
+
+
+def _check_limit(what: str, value: Any, *, minimum: int = 1) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
+        raise ValueError(f"{what} must be an integer of at least {minimum}, or None; not {value!r}")
 
 
 def _check_timeout(timeout: Any) -> None:

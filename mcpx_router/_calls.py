@@ -100,7 +100,7 @@ def _brief(obj: Any) -> str:
     return text if len(text) <= 200 else text[:200] + "…"
 
 
-def answer(call: ToolCall, content: str) -> dict[str, Any]:
+def answer(call: ToolCall, content: str | list[dict[str, Any]]) -> dict[str, Any]:
     """The message or item that answers `call`, in the call's own shape."""
     if call.shape == "chat":
         return {"role": "tool", "tool_call_id": call.call_id, "content": content}

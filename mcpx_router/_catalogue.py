@@ -57,7 +57,8 @@ _BUILDERS: dict[Format, Callable[[PublishedTool], dict[str, Any]]] = {
 class Catalogue:
     """All peers' tools under their public names, with a version that changes only when they do."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, description_limit: int | None = None) -> None:
+        self._description_limit = description_limit
         self._names = NameTable()
         self._peers: dict[str, dict[str, PublishedTool]] = {}
         self._rejected: dict[str, dict[str, str]] = {}
@@ -164,7 +165,9 @@ class Catalogue:
             name=name,
             peer=peer,
             tool=tool.name,
-            description=describe_tool(peer, tool.name, tool.description, tool.title),
+            description=describe_tool(
+                peer, tool.name, tool.description, tool.title, limit=self._description_limit
+            ),
             parameters=convert_parameters(tool.input_schema),
             source=tool,
         )

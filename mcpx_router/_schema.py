@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ._budget import shorten
 from ._errors import ToolConversionError
 from ._naming import is_legal_name
 
@@ -125,10 +126,20 @@ def _with_default(description: Any, default: Any) -> str:
     return note
 
 
-def describe_tool(peer: str, tool_name: str, description: str | None, title: str | None = None) -> str:
-    """The description the model reads: the peer's text (or a fallback), saying which peer serves it."""
+def describe_tool(
+    peer: str,
+    tool_name: str,
+    description: str | None,
+    title: str | None = None,
+    *,
+    limit: int | None = None,
+) -> str:
+    """The description the model reads: the peer's text (or a fallback), saying which peer serves it.
+
+    With `limit`, the text is cut (marked with `…`) so the whole stays within `limit` characters.
+    """
     text = (description or "").strip() or (title or "").strip() or f"Call the tool {tool_name!r}."
-    return f"{text} (via {peer})"
+    return shorten(text, limit, f" (via {peer})")
 
 
 def chat_tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:

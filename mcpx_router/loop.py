@@ -1,0 +1,134 @@
+"""The tool-calling loop against an OpenAI-compatible endpoint (Chat Completions or Responses API).
+
+Each turn sends the current tools, dispatches every tool call of the turn concurrently, appends
+one answer per call id, and goes on until the model answers without tools or the turn limit is
+reached. The tool list is taken from the adapter afresh each turn, so a catalogue that changed
+between turns (a peer joined or left) is what the model sees next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from openai import AsyncOpenAI
+
+from ._adapter import OpenAIPeerToolAdapter
+
+__all__ = ["LoopResult", "run_chat", "run_responses"]
+
+Stop = Literal["answer", "max_turns"]
+
+
+@dataclass
+class LoopResult:
+    """What a tool-calling conversation produced."""
+
+    messages: list[Any]
+    """The whole conversation (Chat messages or Responses input items), the new ones appended."""
+    text: str | None
+    """The model's final answer, or None when the turn limit stopped it."""
+    stopped: Stop
+    turns: int
+    """Requests sent to the model."""
+    tool_calls: int
+    """Tool calls answered."""
+    catalogue_versions: list[int] = field(default_factory=list)
+    """The catalogue version sent with each request; a change means the tool list was re-sent changed."""
+
+
+async def run_chat(
+    client: AsyncOpenAI,
+    adapter: OpenAIPeerToolAdapter,
+    *,
+    model: str,
+    messages: Sequence[Any],
+    max_turns: int = 10,
+    **create: Any,
+) -> LoopResult:
+    """Run a Chat Completions conversation until the model answers without calling tools.
+
+    Example:
+        ```python
+        result = await run_chat(AsyncOpenAI(), adapter, model="gpt-4o-mini",
+                                messages=[{"role": "user", "content": "Weather in Oslo?"}])
+        print(result.text)
+        ```
+
+    Args:
+        client: Any `AsyncOpenAI` client (`base_url` may point at a compatible endpoint).
+        adapter: Publishes the tools and answers their calls.
+        model: The model name.
+        messages: The conversation so far (not modified; the result holds a new list).
+        max_turns: The most requests to send.
+        **create: Further arguments for `chat.completions.create` (temperature, tool_choice, ...).
+    """
+    _check_turns(max_turns)
+    history = list(messages)
+    result = LoopResult(history, None, "max_turns", 0, 0)
+    while result.turns < max_turns:
+        tools = adapter.get_openai_tools(relevant_to=history)
+        result.catalogue_versions.append(adapter.version)
+        params: dict[str, Any] = {"model": model, "messages": history, **create}
+        if tools:
+            params["tools"] = list(tools)
+        response = await client.chat.completions.create(**params)
+        result.turns += 1
+        message = response.choices[0].message
+        history.append(message.model_dump(exclude_none=True, mode="json"))
+        calls = message.tool_calls or []
+        if not calls:
+            result.text, result.stopped = message.content, "answer"
+            break
+        history.extend(await adapter.dispatch(calls))
+        result.tool_calls += len(calls)
+    return result
+
+
+async def run_responses(
+    client: AsyncOpenAI,
+    adapter: OpenAIPeerToolAdapter,
+    *,
+    model: str,
+    input: str | Sequence[Any],
+    max_turns: int = 10,
+    **create: Any,
+) -> LoopResult:
+    """Run a Responses API conversation until the model answers without calling tools.
+
+    The whole input is sent each turn (no server-side state is assumed), so any compatible
+    endpoint works.
+
+    Args:
+        client: Any `AsyncOpenAI` client.
+        adapter: Publishes the tools and answers their calls.
+        model: The model name.
+        input: A user prompt, or the input items so far (not modified).
+        max_turns: The most requests to send.
+        **create: Further arguments for `responses.create`.
+    """
+    _check_turns(max_turns)
+    items: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+    result = LoopResult(items, None, "max_turns", 0, 0)
+    while result.turns < max_turns:
+        tools = adapter.get_responses_tools(relevant_to=items)
+        result.catalogue_versions.append(adapter.version)
+        params: dict[str, Any] = {"model": model, "input": items, **create}
+        if tools:
+            params["tools"] = list(tools)
+        response = await client.responses.create(**params)
+        result.turns += 1
+        items.extend(item.model_dump(exclude_none=True, mode="json") for item in response.output)
+        calls = [item for item in response.output if item.type == "function_call"]
+        if not calls:
+            result.text, result.stopped = response.output_text, "answer"
+            break
+        items.extend(await adapter.dispatch(calls))
+        result.tool_calls += len(calls)
+    return result
+
+
+def _check_turns(max_turns: int) -> None:
+    if not isinstance(max_turns, int) or max_turns < 1:
+        raise ValueError(f"max_turns must be a positive integer, not {max_turns!r}")
