@@ -5,6 +5,7 @@ of a peer during `dispatch` never raise: they become error answers the model can
 
     RouterError
     ├── PeerError                 .peer
+    │   ├── ConfigError           (also ValueError)
     │   ├── InvalidPeerIdError    (also ValueError)
     │   ├── DuplicatePeerError    (also ValueError)
     │   ├── UnknownPeerError      (also LookupError)
@@ -30,6 +31,10 @@ class PeerError(RouterError):
     def __init__(self, message: str, *, peer: str) -> None:
         super().__init__(message)
         self.peer = peer
+
+
+class ConfigError(PeerError, ValueError):
+    """A peer config (an `mcpServers` file or mapping) is unusable; `.peer` names the entry, if one."""
 
 
 class InvalidPeerIdError(PeerError, ValueError):
