@@ -1,0 +1,73 @@
+"""Token providers and gateway URL helpers.
+
+A token provider is any `async () -> str`. It is called for every (re)connect, so a provider
+for short-lived tokens simply fetches a new one each time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import httpx2
+
+from ._errors import MCPxAuthError, MCPxConnectionError
+
+TokenProvider = Callable[[], Awaitable[str]]
+
+
+def http_base(gateway_url: str) -> str:
+    """`http(s)://host:port[/prefix]` for a gateway given as http(s):// or ws(s)://, no trailing slash."""
+    parts = urlsplit(gateway_url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme.lower(), parts.scheme.lower())
+    if scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"not a gateway URL: {gateway_url!r}")
+    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+
+
+def websocket_url(gateway_url: str, topic: str) -> str:
+    parts = urlsplit(http_base(gateway_url))
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    return urlunsplit((scheme, parts.netloc, f"{parts.path}/v0/ws", f"topic={quote(topic, safe='')}", ""))
+
+
+def static_token(token: str) -> TokenProvider:
+    """A provider that always returns the same pre-shared token."""
+
+    async def provide() -> str:
+        return token
+
+    return provide
+
+
+def dev_token_provider(
+    gateway_url: str, participant_id: str, topic: str, *, timeout: float = 10.0
+) -> TokenProvider:
+    """Fetch a token from a development gateway: `POST /v0/auth/token {"participantId", "topic"}`."""
+    endpoint = f"{http_base(gateway_url)}/v0/auth/token"
+
+    async def provide() -> str:
+        try:
+            async with httpx2.AsyncClient(timeout=timeout) as client:
+                response = await client.post(endpoint, json={"participantId": participant_id, "topic": topic})
+        except httpx2.HTTPError as exc:
+            raise MCPxConnectionError(f"token request to {endpoint} failed: {exc}") from None
+        if response.status_code in (401, 403):
+            raise MCPxAuthError(
+                f"token request refused with HTTP {response.status_code}: {response.text[:200]}"
+            )
+        if response.status_code >= 400:
+            raise MCPxConnectionError(
+                f"token request failed with HTTP {response.status_code}: {response.text[:200]}"
+            )
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = None
+        token = body.get("token") if isinstance(body, dict) else None
+        if not isinstance(token, str) or not token:
+            raise MCPxConnectionError(f"token endpoint {endpoint} returned no token")
+        return token
+
+    return provide

@@ -1,0 +1,371 @@
+"""Make any stdio MCP server a participant of a topic.
+
+The bridge spawns the server and forwards the MCP requests other participants address to it.
+JSON-RPC ids are rewritten towards the server (several participants may use the same ids) and
+restored on the way back, so each response reaches its requester, addressed and correlated.
+The server sees one client: the first `initialize` is passed through and its result is replayed
+to later participants; `notifications/initialized` is forwarded once. Progress tokens are
+rewritten the same way as ids; cancellations are mapped. The server's own requests are not
+routed to participants: `ping` is answered by the bridge, anything else gets "method not found".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.abc
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from ._auth import static_token
+from ._envelope import Envelope
+from ._errors import BridgeError, MCPxError
+from ._rpc import INTERNAL_ERROR, METHOD_NOT_FOUND, IdKey, classify, error_response, id_key
+from ._topic import TopicClient
+
+logger = logging.getLogger("mcpx_router.mcpx.bridge")
+
+MAX_LINE = 16 * 1024 * 1024
+_STREAM_ENDED = (
+    anyio.EndOfStream,
+    anyio.IncompleteRead,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+)
+
+
+@dataclass(slots=True)
+class _Route:
+    peer: str
+    request_id: int | str
+    envelope_id: str
+    method: str
+    progress_token: int | None = None
+
+
+class StdioBridge:
+    """The running bridge (an inbound handler of its topic client)."""
+
+    def __init__(self, topic: TopicClient, process: anyio.abc.Process) -> None:
+        self.topic = topic
+        self.process = process
+        self.exited = anyio.Event()
+        self.connection_lost = anyio.Event()
+        self._stdin_send, self._stdin_recv = anyio.create_memory_object_stream[bytes](1024)
+        self._next_id = 0
+        self._routes: dict[int, _Route] = {}
+        self._by_request: dict[tuple[str, IdKey], int] = {}
+        self._progress: dict[int, tuple[str, Any, str]] = {}  # our token -> (peer, token, envelope id)
+        self._init_result: dict[str, Any] | None = None
+        self._init_waiters: list[tuple[str, int | str, str]] = []
+        self._init_in_flight = False
+        self._initialized_sent = False
+        self._peers: set[str] = set()
+
+    @property
+    def peers(self) -> frozenset[str]:
+        """Participants that have talked to the bridged server."""
+        return frozenset(self._peers)
+
+    async def wait(self) -> None:
+        """Return when the server exited or the topic connection was lost."""
+        async with anyio.create_task_group() as tg:
+
+            async def watch(event: anyio.Event) -> None:
+                await event.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch, self.exited)
+            tg.start_soon(watch, self.connection_lost)
+
+    # -- towards the server -------------------------------------------------------------------
+
+    def _write(self, message: Mapping[str, Any]) -> bool:
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        try:
+            self._stdin_send.send_nowait(line)
+        except anyio.WouldBlock:
+            logger.warning("the bridged server does not read its input; dropping a message")
+            return False
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return False
+        return True
+
+    def _reply(self, peer: str, envelope_id: str, payload: dict[str, Any]) -> None:
+        self.topic._send_nowait(self.topic.envelope("mcp", payload, to=(peer,), correlation_id=envelope_id))
+
+    def _forward(self, peer: str, payload: dict[str, Any], envelope: Envelope) -> int | None:
+        self._next_id += 1
+        new_id = self._next_id
+        route = _Route(peer, payload["id"], envelope.id, payload["method"])
+        out = dict(payload, id=new_id)
+        params = payload.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(params, dict) and isinstance(meta, dict) and "progressToken" in meta:
+            route.progress_token = new_id
+            self._progress[new_id] = (peer, meta["progressToken"], envelope.id)
+            out["params"] = dict(params, _meta=dict(meta, progressToken=new_id))
+        key = id_key(payload["id"])
+        assert key is not None
+        self._routes[new_id] = route
+        self._by_request[(peer, key)] = new_id
+        if not self._write(out):
+            self._drop_route(new_id)
+            return None
+        return new_id
+
+    def _drop_route(self, new_id: int) -> _Route | None:
+        route = self._routes.pop(new_id, None)
+        if route is not None:
+            key = id_key(route.request_id)
+            if key is not None:
+                self._by_request.pop((route.peer, key), None)
+            if route.progress_token is not None:
+                self._progress.pop(route.progress_token, None)
+        return route
+
+    # -- InboundHandler -----------------------------------------------------------------------
+
+    def on_request(self, peer: str, payload: dict[str, Any], envelope: Envelope) -> None:
+        if self.exited.is_set():
+            self._reply(peer, envelope.id, error_response(payload["id"], INTERNAL_ERROR, "server exited"))
+            return
+        self._peers.add(peer)
+        if payload["method"] != "initialize":
+            if self._forward(peer, payload, envelope) is None:
+                self._reply(peer, envelope.id, error_response(payload["id"], INTERNAL_ERROR, "server busy"))
+            return
+        if self._init_result is not None:
+            self._reply(
+                peer, envelope.id, {"jsonrpc": "2.0", "id": payload["id"], "result": self._init_result}
+            )
+            return
+        self._init_waiters.append((peer, payload["id"], envelope.id))
+        if not self._init_in_flight:
+            self._init_in_flight = self._forward(peer, payload, envelope) is not None
+
+    def on_notification(self, peer: str, payload: dict[str, Any], envelope: Envelope) -> None:
+        method = payload["method"]
+        if method == "notifications/initialized":
+            if self._init_result is not None and not self._initialized_sent:
+                self._initialized_sent = self._write(payload)
+            return
+        if method == "notifications/cancelled":
+            params = payload.get("params")
+            key = id_key(params.get("requestId")) if isinstance(params, dict) else None
+            new_id = self._by_request.get((peer, key)) if key is not None else None
+            if new_id is not None and isinstance(params, dict):
+                self._drop_route(new_id)
+                self._write(dict(payload, params=dict(params, requestId=new_id)))
+            return
+        self._write(payload)
+
+    def on_peer_gone(self, peer: str) -> None:
+        self._peers.discard(peer)
+        self._init_waiters = [w for w in self._init_waiters if w[0] != peer]
+        for new_id in [i for i, r in self._routes.items() if r.peer == peer and r.method != "initialize"]:
+            self._drop_route(new_id)
+            cancel = {"requestId": new_id, "reason": "participant left"}
+            self._write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+
+    def on_connection_lost(self) -> None:
+        for peer in list(self._peers):
+            self.on_peer_gone(peer)
+        self.connection_lost.set()
+
+    # -- from the server ----------------------------------------------------------------------
+
+    def _on_server_message(self, message: dict[str, Any]) -> None:
+        kind = classify(message)
+        if kind == "response":
+            self._on_server_response(message)
+        elif kind == "request":
+            if message["method"] == "ping":
+                self._write({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            else:
+                text = f"{message['method']} is not available through the MCPx bridge"
+                self._write(error_response(message["id"], METHOD_NOT_FOUND, text))
+        elif kind == "notification":
+            self._on_server_notification(message)
+        else:
+            logger.warning("ignoring a non-JSON-RPC line from the bridged server")
+
+    def _on_server_response(self, message: dict[str, Any]) -> None:
+        server_id = message.get("id")
+        route = self._drop_route(server_id) if isinstance(server_id, int) else None
+        if route is None:
+            logger.warning("ignoring a response for unknown id %r from the bridged server", server_id)
+            return
+        if route.method != "initialize":
+            self._reply(route.peer, route.envelope_id, dict(message, id=route.request_id))
+            return
+        self._init_in_flight = False
+        if isinstance(message.get("result"), dict):
+            self._init_result = message["result"]
+        waiters, self._init_waiters = self._init_waiters, []
+        for peer, request_id, envelope_id in waiters:
+            self._reply(peer, envelope_id, dict(message, id=request_id))
+
+    def _on_server_notification(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        params = message.get("params")
+        if method == "notifications/progress":
+            token = params.get("progressToken") if isinstance(params, dict) else None
+            target = self._progress.get(token) if isinstance(token, int) else None
+            if target is not None and isinstance(params, dict):
+                peer, original, envelope_id = target
+                out = dict(message, params=dict(params, progressToken=original))
+                self.topic._send_nowait(
+                    self.topic.envelope("mcp", out, to=(peer,), correlation_id=envelope_id)
+                )
+            return
+        if method == "notifications/cancelled" or not self._peers:
+            return
+        self.topic._send_nowait(self.topic.envelope("mcp", message, to=tuple(sorted(self._peers))))
+
+    # -- process I/O --------------------------------------------------------------------------
+
+    async def _read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        reader = BufferedByteReceiveStream(self.process.stdout)
+        try:
+            while True:
+                line = await reader.receive_until(b"\n", MAX_LINE)
+                if not line.strip():
+                    continue
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    logger.warning("ignoring a non-JSON line from the bridged server")
+                    continue
+                if isinstance(message, dict):
+                    self._on_server_message(message)
+        except (
+            anyio.EndOfStream,
+            anyio.IncompleteRead,
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+        ):
+            pass
+        except anyio.DelimiterNotFound:
+            logger.error("the bridged server wrote a line longer than %d bytes", MAX_LINE)
+        finally:
+            self.exited.set()
+
+    async def _write_stdin(self) -> None:
+        assert self.process.stdin is not None
+        try:
+            async with self._stdin_recv:
+                async for line in self._stdin_recv:
+                    await self.process.stdin.send(line)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            self.exited.set()
+        finally:
+            await self.process.stdin.aclose()
+
+    async def _shutdown(self, grace: float) -> None:
+        with anyio.CancelScope(shield=True):
+            self._stdin_send.close()
+            with anyio.move_on_after(grace):
+                await self.process.wait()
+            if self.process.returncode is None:
+                self.process.terminate()
+                with anyio.move_on_after(grace):
+                    await self.process.wait()
+            if self.process.returncode is None:
+                self.process.kill()
+                await self.process.wait()
+
+
+@asynccontextmanager
+async def bridge_stdio_server(
+    topic: TopicClient,
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    shutdown_grace: float = 2.0,
+) -> AsyncIterator[StdioBridge]:
+    """Spawn `command` and serve it to the topic as `topic.participant_id` until the block ends."""
+    if not command:
+        raise ValueError("the bridge needs a command to run")
+    try:
+        process = await anyio.open_process(
+            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=env, cwd=cwd
+        )
+    except OSError as exc:
+        raise BridgeError(f"cannot start {command[0]!r}: {exc}") from exc
+    bridge = StdioBridge(topic, process)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(bridge._read_stdout)
+            tg.start_soon(bridge._write_stdin)
+            topic._set_handler(bridge)
+            try:
+                yield bridge
+            finally:
+                topic._set_handler(None)
+                await bridge._shutdown(shutdown_grace)
+                tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
+
+
+async def run_bridge(
+    gateway_url: str,
+    topic: str,
+    participant_id: str,
+    command: Sequence[str],
+    *,
+    token: str | None = None,
+) -> int:
+    """Bridge until the server exits or the connection is lost; the exit status for a CLI."""
+    provider = static_token(token) if token else None
+    async with (
+        TopicClient(gateway_url, topic, participant_id, token_provider=provider) as client,
+        bridge_stdio_server(client, command) as bridge,
+    ):
+        await bridge.wait()
+        if bridge.connection_lost.is_set():
+            logger.error("lost the connection to the gateway")
+            return 1
+    return bridge.process.returncode or 0
+
+
+def bridge_main(
+    gateway_url: str, topic: str, participant_id: str, command: Sequence[str], *, token: str | None = None
+) -> int:
+    """Blocking entry point for `mcpx-router bridge`; returns an exit status."""
+    try:
+        return anyio.run(lambda: run_bridge(gateway_url, topic, participant_id, command, token=token))
+    except KeyboardInterrupt:
+        return 0
+    except MCPxError as exc:
+        print(f"mcpx bridge: {exc}", file=sys.stderr)
+        return 1
+
+
+def bridge_cli(argv: Sequence[str] | None = None) -> int:
+    """`mcpx-router bridge --gateway URL --topic T --id ID [--token TOKEN] -- <command...>`."""
+    parser = argparse.ArgumentParser(
+        prog="mcpx-router bridge", description="Make a stdio MCP server a participant of an MCPx topic."
+    )
+    parser.add_argument("--gateway", required=True, help="gateway base URL, e.g. http://127.0.0.1:8080")
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--id", required=True, dest="participant_id", help="participant id to join as")
+    parser.add_argument("--token", help="a pre-shared token (default: ask the development token endpoint)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the stdio server command")
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the stdio server command after --")
+    return bridge_main(args.gateway, args.topic, args.participant_id, command, token=args.token)

@@ -1,0 +1,315 @@
+"""An MCPx v0 gateway as an ASGI application (Starlette), served by `run_gateway` (Hypercorn).
+
+- `GET /v0/ws?topic=T` with `Authorization: Bearer <token>`: the realtime stream. A bad token is
+  answered by closing with code 1008. The first frame is the welcome (our id, the others
+  present, recent broadcast history); then presence joins and leaves, and the envelopes
+  addressed to us or broadcast. `from` must be the authenticated id, or the frame is rejected
+  with a system error (never delivered).
+- `POST /v0/auth/token {"participantId", "topic"}`: development tokens (if enabled).
+- `GET /v0/topics`, `/v0/topics/{topic}/participants`, `/v0/topics/{topic}/history` (bearer token).
+
+A participant connecting again under the same id replaces its old connection: the old one is
+closed with code 4000, no `leave` is sent, and a `join` announces the new connection.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
+
+from ._envelope import PROTOCOL, Kind
+from ._gateway_state import (
+    FrameRejected,
+    GatewayConfig,
+    History,
+    Member,
+    RateLimiter,
+    TokenGrant,
+    TokenStore,
+    check_client_frame,
+    error_frame,
+    system_frame,
+    valid_id,
+)
+
+logger = logging.getLogger("mcpx_router.mcpx.gateway")
+
+CLOSE_POLICY = 1008
+CLOSE_GOING_AWAY = 1001
+CLOSE_TOO_SLOW = 1013
+CLOSE_REPLACED = 4000
+
+
+class _Connection:
+    def __init__(self, websocket: WebSocket, member: Member, queue: int) -> None:
+        self.websocket = websocket
+        self.member = member
+        self.send_q, self.recv_q = anyio.create_memory_object_stream[str](queue)
+        self.close_code = 1000
+        self.close_reason = ""
+        self.last_error_at = 0.0
+        self._shut = False
+
+    @property
+    def participant_id(self) -> str:
+        return self.member.participant_id
+
+    def enqueue(self, text: str) -> None:
+        try:
+            self.send_q.send_nowait(text)
+        except anyio.WouldBlock:
+            logger.warning("closing %r: it does not read its frames", self.participant_id)
+            self.shut(CLOSE_TOO_SLOW, "too slow: send queue full")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def shut(self, code: int, reason: str) -> None:
+        if not self._shut:
+            self._shut = True
+            self.close_code, self.close_reason = code, reason
+            self.send_q.close()
+
+    async def write_loop(self, scope: anyio.CancelScope) -> None:
+        try:
+            async with self.recv_q:
+                async for text in self.recv_q:
+                    await self.websocket.send_text(text)
+            await self.websocket.close(self.close_code, self.close_reason)
+        except (WebSocketDisconnect, WebSocketDisconnected, RuntimeError, OSError):
+            pass
+        finally:
+            scope.cancel()
+
+
+class _Room:
+    def __init__(self, topic: str, history_limit: int) -> None:
+        self.topic = topic
+        self.members: dict[str, _Connection] = {}
+        self.history = History(history_limit)
+
+    def broadcast(self, text: str, *, exclude: str | None = None) -> None:
+        for pid, conn in list(self.members.items()):
+            if pid != exclude:
+                conn.enqueue(text)
+
+    def announce(self, kind: Kind, payload: dict[str, Any], *, exclude: str | None = None) -> None:
+        text = system_frame(kind, payload)
+        self.history.add(json.loads(text))
+        self.broadcast(text, exclude=exclude)
+
+
+def _bad_request(details: str) -> JSONResponse:
+    return JSONResponse({"error": "bad_request", "details": details}, status_code=400)
+
+
+def _bearer(value: str | None) -> str | None:
+    if value and value[:7].lower() == "bearer ":
+        return value[7:].strip() or None
+    return None
+
+
+class Gateway:
+    """The gateway state and its ASGI app (`gateway.app`). Serve it with `run_gateway`."""
+
+    def __init__(self, config: GatewayConfig | None = None) -> None:
+        self.config = config or GatewayConfig()
+        self.tokens = TokenStore(self.config)
+        self._limiter = RateLimiter(self.config.rate_per_second, self.config.rate_burst)
+        self._rooms: dict[str, _Room] = {}
+        self._closed = False
+        self.app = Starlette(
+            routes=[
+                Route("/v0/auth/token", self._issue_token, methods=["POST"]),
+                Route("/v0/topics", self._list_topics, methods=["GET"]),
+                Route("/v0/topics/{topic}/participants", self._list_participants, methods=["GET"]),
+                Route("/v0/topics/{topic}/history", self._list_history, methods=["GET"]),
+                WebSocketRoute("/v0/ws", self._websocket),
+            ]
+        )
+
+    # -- programmatic access ------------------------------------------------------------------
+
+    def issue_token(self, participant_id: str, topic: str) -> str:
+        if not valid_id(participant_id) or not topic:
+            raise ValueError(f"invalid participant id {participant_id!r} or topic {topic!r}")
+        return self.tokens.issue(participant_id, topic)
+
+    def topics(self) -> list[str]:
+        return sorted(self._rooms)
+
+    def participants(self, topic: str) -> list[dict[str, Any]]:
+        room = self._rooms.get(topic)
+        return [] if room is None else [c.member.info() for c in room.members.values()]
+
+    def history(self, topic: str) -> list[dict[str, Any]]:
+        """The topic's broadcast history, oldest first."""
+        room = self._rooms.get(topic)
+        return [] if room is None else room.history.items()
+
+    def close_all(self) -> None:
+        """Stop accepting participants and close every connection (code 1001)."""
+        self._closed = True
+        for room in self._rooms.values():
+            for conn in room.members.values():
+                conn.shut(CLOSE_GOING_AWAY, "gateway shutting down")
+
+    # -- REST ---------------------------------------------------------------------------------
+
+    async def _issue_token(self, request: Request) -> JSONResponse:
+        if not self.config.dev_tokens:
+            details = "token issuing is disabled"
+            return JSONResponse({"error": "forbidden", "details": details}, status_code=403)
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return _bad_request("expected a JSON object")
+        pid = body.get("participantId", body.get("participant_id"))
+        topic = body.get("topic")
+        if not valid_id(pid) or not isinstance(topic, str) or not 0 < len(topic) <= 256:
+            details = "participantId and topic must be non-empty strings; ids may not start with 'system'"
+            return _bad_request(details)
+        token = self.tokens.issue(pid, topic)
+        return JSONResponse(
+            {"token": token, "participantId": pid, "topic": topic, "expiresIn": int(self.config.token_ttl)}
+        )
+
+    def _authorize(self, request: Request, topic: str | None) -> TokenGrant | None:
+        return self.tokens.check(_bearer(request.headers.get("authorization")), topic)
+
+    async def _list_topics(self, request: Request) -> JSONResponse:
+        grant = self._authorize(request, None)
+        if grant is None:
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        visible = [t for t in self.topics() if grant.topics is None or t in grant.topics]
+        return JSONResponse({"topics": visible})
+
+    async def _list_participants(self, request: Request) -> JSONResponse:
+        topic = request.path_params["topic"]
+        if self._authorize(request, topic) is None:
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        return JSONResponse({"topic": topic, "participants": self.participants(topic)})
+
+    async def _list_history(self, request: Request) -> JSONResponse:
+        topic = request.path_params["topic"]
+        if self._authorize(request, topic) is None:
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        try:
+            limit = int(request.query_params.get("limit", "100"))
+        except ValueError:
+            return _bad_request("limit must be an integer")
+        room = self._rooms.get(topic)
+        items = [] if room is None else room.history.page(limit, request.query_params.get("before"))
+        return JSONResponse({"topic": topic, "history": items})
+
+    # -- WebSocket ----------------------------------------------------------------------------
+
+    async def _websocket(self, websocket: WebSocket) -> None:
+        topic = websocket.query_params.get("topic") or ""
+        token = _bearer(websocket.headers.get("authorization")) or websocket.query_params.get("token")
+        await websocket.accept()
+        if self._closed:
+            await websocket.close(CLOSE_GOING_AWAY, "gateway shutting down")
+            return
+        grant = self.tokens.check(token, topic) if topic else None
+        if grant is None:
+            reason = "missing topic" if not topic else "invalid or expired token for this topic"
+            await websocket.close(CLOSE_POLICY, reason)
+            return
+        pid = grant.participant_id
+        conn = _Connection(websocket, Member(pid), self.config.send_queue)
+        room = self._rooms.get(topic)
+        if room is None:
+            room = self._rooms[topic] = _Room(topic, self.config.history_limit)
+        old = room.members.get(pid)
+        room.members[pid] = conn
+        others = [c.member.info() for p, c in room.members.items() if p != pid]
+        welcome = {
+            "event": "welcome",
+            "protocol": PROTOCOL,
+            "participant": {"id": pid},
+            "participants": others,
+            "history": room.history.items(),
+        }
+        conn.enqueue(system_frame("system", welcome, to=(pid,)))
+        if old is not None:
+            logger.info("%r reconnected to %r; closing its previous connection", pid, topic)
+            old.shut(CLOSE_REPLACED, "replaced by a new connection")
+        room.announce("presence", {"event": "join", "participant": conn.member.info()}, exclude=pid)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(conn.write_loop, tg.cancel_scope)
+                await self._read_loop(conn, room)
+                conn.shut(1000, "")
+        finally:
+            if room.members.get(pid) is conn:
+                del room.members[pid]
+                room.announce("presence", {"event": "leave", "participant": conn.member.info()})
+                if not room.members and self._rooms.get(topic) is room:
+                    del self._rooms[topic]
+
+    async def _read_loop(self, conn: _Connection, room: _Room) -> None:
+        while True:
+            try:
+                message = await conn.websocket.receive()
+            except (WebSocketDisconnect, WebSocketDisconnected, RuntimeError):
+                return
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            if text is None:
+                data = message.get("bytes") or b""
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    self._reject(conn, FrameRejected("invalid_json", "binary frame is not UTF-8"))
+                    continue
+            self._on_frame(conn, room, text)
+
+    def _reject(self, conn: _Connection, rejected: FrameRejected) -> None:
+        logger.info("rejected a frame from %r: %s", conn.participant_id, rejected.message)
+        conn.enqueue(error_frame(conn.participant_id, rejected))
+
+    def _on_frame(self, conn: _Connection, room: _Room, text: str) -> None:
+        pid = conn.participant_id
+        if room.members.get(pid) is not conn:
+            return  # a replaced connection's last frames
+        if len(text) > self.config.max_message_bytes:
+            self._reject(conn, FrameRejected("too_large", "frame exceeds the size limit"))
+            return
+        if not self._limiter.allow(f"{room.topic}\x00{pid}"):
+            now = time.monotonic()
+            if now - conn.last_error_at >= 1.0:
+                conn.last_error_at = now
+                self._reject(conn, FrameRejected("rate_limited", "too many frames; slow down"))
+            return
+        try:
+            envelope = check_client_frame(text, pid)
+        except FrameRejected as rejected:
+            self._reject(conn, rejected)
+            return
+        recipients: list[str] = envelope["to"]
+        if not recipients:
+            room.broadcast(text, exclude=pid)
+            room.history.add(envelope)
+            return
+        missing: list[str] = []
+        for recipient in dict.fromkeys(recipients):
+            target = room.members.get(recipient)
+            if target is None:
+                missing.append(recipient)
+            else:
+                target.enqueue(text)
+        if missing:
+            message = f"not in topic {room.topic!r}: {', '.join(missing)}"
+            self._reject(conn, FrameRejected("unknown_recipient", message, envelope["id"]))

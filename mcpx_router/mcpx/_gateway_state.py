@@ -1,0 +1,184 @@
+"""Gateway bookkeeping with no I/O: tokens, rooms, members, history, rate limits, frame checks."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
+
+from ._envelope import GATEWAY_ID, PROTOCOL, Kind, envelope_to_dict, new_envelope
+from ._rpc import classify
+
+
+@dataclass(frozen=True, slots=True)
+class TokenGrant:
+    """Who a token authenticates, and for which topics (None: any topic)."""
+
+    participant_id: str
+    topics: frozenset[str] | None = None
+    expires_at: float | None = None  # time.monotonic() deadline; None: never
+
+    def allows(self, topic: str, now: float) -> bool:
+        if self.expires_at is not None and now >= self.expires_at:
+            return False
+        return self.topics is None or topic in self.topics
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    dev_tokens: bool = True
+    """Serve `POST /v0/auth/token` (anyone may claim any id: for development only)."""
+    tokens: Mapping[str, TokenGrant] = field(default_factory=dict)
+    """Pre-shared tokens, always accepted (alongside dev tokens when those are on)."""
+    token_ttl: float = 3600.0
+    history_limit: int = 100
+    rate_per_second: float = 50.0
+    rate_burst: int = 100
+    send_queue: int = 1024
+    max_message_bytes: int = 1024 * 1024
+
+
+def valid_id(value: Any) -> TypeGuard[str]:
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 128
+        and not value.startswith("system")
+        and all(c.isprintable() and not c.isspace() for c in value)
+    )
+
+
+class TokenStore:
+    def __init__(self, config: GatewayConfig) -> None:
+        self._config = config
+        self._issued: dict[str, TokenGrant] = {}
+
+    def issue(self, participant_id: str, topic: str) -> str:
+        now = time.monotonic()
+        for token in [t for t, g in self._issued.items() if g.expires_at is not None and g.expires_at <= now]:
+            del self._issued[token]
+        token = secrets.token_urlsafe(32)
+        self._issued[token] = TokenGrant(participant_id, frozenset({topic}), now + self._config.token_ttl)
+        return token
+
+    def check(self, token: str | None, topic: str | None) -> TokenGrant | None:
+        if not token:
+            return None
+        grant = self._config.tokens.get(token) or self._issued.get(token)
+        if grant is None:
+            return None
+        if topic is None:
+            return grant if grant.expires_at is None or time.monotonic() < grant.expires_at else None
+        return grant if grant.allows(topic, time.monotonic()) else None
+
+
+class RateLimiter:
+    """A token bucket per participant id."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, burst
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def allow(self, key: str) -> bool:
+        now = time.monotonic()
+        tokens, last = self._buckets.get(key, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+        if tokens < 1.0:
+            self._buckets[key] = (tokens, now)
+            return False
+        self._buckets[key] = (tokens - 1.0, now)
+        return True
+
+
+class FrameRejected(Exception):
+    def __init__(self, error: str, message: str, correlation_id: str | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+        self.correlation_id = correlation_id
+
+
+def check_client_frame(text: str, participant_id: str) -> dict[str, Any]:
+    """Validate a frame a participant sent; return it parsed or raise `FrameRejected`."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        raise FrameRejected("invalid_json", "frame is not JSON") from None
+    if not isinstance(obj, dict):
+        raise FrameRejected("invalid_envelope", "frame is not a JSON object")
+    env_id = obj.get("id")
+    ref = env_id if isinstance(env_id, str) and env_id else None
+    if obj.get("protocol") != PROTOCOL:
+        raise FrameRejected("invalid_envelope", f"protocol must be {PROTOCOL!r}", ref)
+    if ref is None:
+        raise FrameRejected("invalid_envelope", "envelope id must be a non-empty string")
+    if obj.get("from") != participant_id:
+        raise FrameRejected("from_mismatch", f"`from` must be your participant id {participant_id!r}", ref)
+    if obj.get("kind") != "mcp":
+        raise FrameRejected("invalid_kind", "participants may only send kind 'mcp'", ref)
+    to = obj.get("to", [])
+    if to is None:
+        to = []
+    if not isinstance(to, list) or not all(isinstance(r, str) and r for r in to):
+        raise FrameRejected("invalid_envelope", "`to` must be a list of participant ids", ref)
+    corr = obj.get("correlation_id")
+    if corr is not None and not isinstance(corr, str):
+        raise FrameRejected("invalid_envelope", "correlation_id must be a string", ref)
+    payload = obj.get("payload")
+    if not isinstance(payload, dict) or classify(payload) is None:
+        raise FrameRejected("invalid_payload", "payload must be a JSON-RPC 2.0 message", ref)
+    if classify(payload) == "request" and len(to) != 1:
+        raise FrameRejected("invalid_request", "a request must be addressed to exactly one participant", ref)
+    obj["to"] = to
+    return obj
+
+
+def system_frame(
+    kind: Kind, payload: dict[str, Any], *, to: tuple[str, ...] = (), corr: str | None = None
+) -> str:
+    env = new_envelope(sender=GATEWAY_ID, kind=kind, payload=payload, to=to, correlation_id=corr)
+    return json.dumps(envelope_to_dict(env), separators=(",", ":"), ensure_ascii=False)
+
+
+def error_frame(participant_id: str, rejected: FrameRejected) -> str:
+    payload = {"event": "error", "error": rejected.error, "message": rejected.message}
+    return system_frame("system", payload, to=(participant_id,), corr=rejected.correlation_id)
+
+
+@dataclass(slots=True)
+class Member:
+    participant_id: str
+    name: str | None = None
+
+    def info(self) -> dict[str, Any]:
+        return {"id": self.participant_id, "name": self.name or self.participant_id, "kind": "agent"}
+
+
+class History:
+    """Recent broadcast envelopes of one topic, oldest first. Addressed traffic never goes in."""
+
+    def __init__(self, limit: int) -> None:
+        self._items: deque[dict[str, Any]] = deque(maxlen=max(limit, 0) or None)
+        self.enabled = limit > 0
+
+    def add(self, envelope: dict[str, Any]) -> None:
+        if self.enabled and not envelope.get("to"):
+            self._items.append(envelope)
+
+    def items(self) -> list[dict[str, Any]]:
+        return list(self._items)
+
+    def page(self, limit: int, before: str | None) -> list[dict[str, Any]]:
+        """Most recent first; `before` is an envelope id or a timestamp."""
+        items = list(reversed(self._items))
+        if before:
+            for index, item in enumerate(items):
+                if item.get("id") == before:
+                    items = items[index + 1 :]
+                    break
+            else:
+                items = [i for i in items if isinstance(i.get("ts"), str) and i["ts"] < before]
+        return items[: max(limit, 0)]

@@ -1,0 +1,160 @@
+"""Running the gateway: in-process for tests (`run_gateway`) and as a command (`gateway_main`).
+
+Hypercorn serves the ASGI app on whichever backend is running (asyncio or trio), inside the
+caller's task group: nothing outlives the `async with`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import socket
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import sniffio
+from hypercorn.config import Config, Sockets
+from hypercorn.utils import wrap_app
+
+from ._gateway import Gateway
+from ._gateway_state import GatewayConfig, TokenGrant
+
+logger = logging.getLogger("mcpx_router.mcpx.gateway")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+async def _serve(gateway: Gateway, sock: socket.socket, shutdown: Callable[[], Awaitable[None]]) -> None:
+    config = Config()
+    config.accesslog = None
+    config.errorlog = logger
+    config.graceful_timeout = 2.0
+    config.websocket_max_message_size = gateway.config.max_message_bytes
+    asgi: Any = gateway.app
+    app = wrap_app(asgi, config.wsgi_max_body_size, "asgi")
+    sockets = Sockets(secure_sockets=[], insecure_sockets=[sock], quic_sockets=[])
+    if sniffio.current_async_library() == "trio":
+        from hypercorn.trio.run import worker_serve as trio_serve
+
+        await trio_serve(app, config, sockets=sockets, shutdown_trigger=shutdown)
+    else:
+        from hypercorn.asyncio.run import worker_serve as asyncio_serve
+
+        await asyncio_serve(app, config, sockets=sockets, shutdown_trigger=shutdown)
+
+
+@asynccontextmanager
+async def run_gateway(
+    gateway: Gateway | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    config: GatewayConfig | None = None,
+) -> AsyncIterator[str]:
+    """Serve a gateway (a new one with `config` unless given) and yield its base URL.
+
+    Port 0 picks a free port. On exit every participant is disconnected (code 1001)."""
+    gw = gateway if gateway is not None else Gateway(config)
+    sock = _listen(host, port)
+    stop = anyio.Event()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_serve, gw, sock, stop.wait)
+            try:
+                yield _url(sock)
+            finally:
+                gw.close_all()
+                stop.set()
+    finally:
+        sock.close()
+
+
+async def serve_gateway(
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    config: GatewayConfig | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve a gateway until cancelled."""
+    async with run_gateway(host=host, port=port, config=config) as url:
+        if on_ready is not None:
+            on_ready(url)
+        await anyio.sleep_forever()
+
+
+def gateway_main(
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    config: GatewayConfig | None = None,
+    backend: str = "asyncio",
+) -> int:
+    """Blocking entry point for `mcpx-router gateway`; returns an exit status."""
+
+    def ready(url: str) -> None:
+        print(f"MCPx gateway listening on {url} (WebSocket {url.replace('http', 'ws', 1)}/v0/ws)", flush=True)
+
+    try:
+        anyio.run(lambda: serve_gateway(host, port, config=config, on_ready=ready), backend=backend)
+    except KeyboardInterrupt:
+        return 0
+    except OSError as exc:
+        print(f"mcpx gateway: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def gateway_cli(argv: Sequence[str] | None = None) -> int:
+    """`mcpx-router gateway [--host H] [--port P] [--token ID=TOKEN ...] [--dev-tokens]`."""
+    parser = argparse.ArgumentParser(prog="mcpx-router gateway", description="Run an MCPx v0 gateway.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    parser.add_argument(
+        "--token",
+        action="append",
+        default=[],
+        metavar="ID=TOKEN",
+        help="a pre-shared token for participant ID (repeatable); turns off development tokens",
+    )
+    parser.add_argument(
+        "--dev-tokens", action="store_true", help="serve POST /v0/auth/token even with --token"
+    )
+    parser.add_argument("--history", type=int, default=100, help="broadcast envelopes kept per topic")
+    parser.add_argument("--rate", type=float, default=50.0, help="frames per second per participant")
+    args = parser.parse_args(argv)
+    tokens: dict[str, TokenGrant] = {}
+    for item in args.token:
+        pid, sep, token = item.partition("=")
+        if not sep or not pid or not token:
+            parser.error(f"--token expects ID=TOKEN, got {item!r}")
+        tokens[token] = TokenGrant(pid)
+    config = GatewayConfig(
+        dev_tokens=args.dev_tokens or not tokens,
+        tokens=tokens,
+        history_limit=args.history,
+        rate_per_second=args.rate,
+        rate_burst=max(int(args.rate * 2), 1),
+    )
+    return gateway_main(args.host, args.port, config=config)
