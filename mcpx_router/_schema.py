@@ -9,6 +9,7 @@ A cycle (possible only in schemas built in-process) or absurd nesting is cut off
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -103,22 +104,24 @@ def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int]) -> A
     return _copy(value)
 
 
-def _copy(value: Any, depth: int = 0) -> Any:
+def _copy(value: Any, depth: int = 0, active: frozenset[int] = frozenset()) -> Any:
     """Copy a plain JSON value (enum lists, const, examples) without sharing containers."""
-    if depth > MAX_DEPTH:
+    if depth > MAX_DEPTH or id(value) in active:
         return None
     if isinstance(value, Mapping):
-        return {k: _copy(v, depth + 1) for k, v in value.items()}
+        inner = active | {id(value)}
+        return {k: _copy(v, depth + 1, inner) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_copy(v, depth + 1) for v in value]
+        inner = active | {id(value)}
+        return [_copy(v, depth + 1, inner) for v in value]
     return value
 
 
 def _with_default(description: Any, default: Any) -> str:
     try:
         shown = json.dumps(default, ensure_ascii=False)
-    except (TypeError, ValueError):
-        shown = repr(default)
+    except (TypeError, ValueError, RecursionError):
+        shown = reprlib.repr(default)
     note = f"Default: {shown}."
     if isinstance(description, str) and description.strip():
         text = description.rstrip()
