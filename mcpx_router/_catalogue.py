@@ -64,6 +64,10 @@ class Catalogue:
         self._rejected: dict[str, dict[str, str]] = {}
         self._by_name: dict[str, PublishedTool] = {}
         self._views: dict[Format, tuple[dict[str, Any], ...]] = {}
+        self._reserved: dict[str, set[str]] = {}
+        """Per peer, tools whose names are kept for it while its tools are withdrawn."""
+        self._departed: dict[str, str] = {}
+        """Why each recently withdrawn public name is no longer published."""
         self.version = 0
 
     @property
@@ -83,6 +87,10 @@ class Catalogue:
     def lookup(self, name: str) -> PublishedTool | None:
         return self._by_name.get(name)
 
+    def departure(self, name: str) -> str | None:
+        """Why `name` is no longer published, if it was until recently."""
+        return self._departed.get(name)
+
     def all_tools(self) -> tuple[PublishedTool, ...]:
         return tuple(tool for tools in self._peers.values() for tool in tools.values())
 
@@ -101,6 +109,7 @@ class Catalogue:
         """
         old = self._peers.get(peer)
         before = old or {}
+        reserved = self._reserved.pop(peer, set())
         kept: dict[str, mt.Tool] = {}
         rejected: dict[str, str] = {}
         for tool in tools:
@@ -111,10 +120,11 @@ class Catalogue:
             else:
                 kept[tool.name] = tool
         # Withdraw names of vanished tools first, so a newcomer may take a name that was freed.
-        for name in before.keys() - kept.keys():
+        for name in (before.keys() | reserved) - kept.keys():
             released = self._names.release(ToolKey(peer, name))
             if released is not None:
                 self._by_name.pop(released, None)
+                self._depart(released, f"tool {name!r} is no longer offered by peer {peer!r}")
         published: dict[str, PublishedTool] = {}
         changed = old is None and bool(kept)
         for name, tool in kept.items():
@@ -134,7 +144,10 @@ class Catalogue:
                 continue
             published[name] = entry
             self._by_name[entry.name] = entry
+            self._departed.pop(entry.name, None)
             changed = True
+        for name in reserved & kept.keys() - published.keys():
+            self._names.release(ToolKey(peer, name))
         changed = changed or before.keys() != published.keys() or list(before) != list(published)
         self._peers[peer] = published
         self._rejected[peer] = rejected
@@ -142,18 +155,43 @@ class Catalogue:
             self._bump()
         return changed
 
-    def remove_peer(self, peer: str) -> bool:
-        """Withdraw every tool of `peer`; return whether the published catalogue changed."""
+    def remove_peer(self, peer: str, reason: str | None = None) -> bool:
+        """Withdraw every tool of `peer` and free its names; return whether the catalogue changed."""
         tools = self._peers.pop(peer, None)
         self._rejected.pop(peer, None)
+        for name in self._reserved.pop(peer, set()):
+            self._names.release(ToolKey(peer, name))
         if tools is None:
             return False
         for tool in tools.values():
             self._names.release(tool.key)
             self._by_name.pop(tool.name, None)
+            self._depart(tool.name, reason or f"peer {peer!r} left")
         if tools:
             self._bump()
         return bool(tools)
+
+    def withdraw_peer(self, peer: str, reason: str) -> bool:
+        """Stop publishing `peer`'s tools but keep their names for it: `set_peer` brings them back.
+
+        Returns whether the published catalogue changed.
+        """
+        tools = self._peers.get(peer)
+        if not tools:
+            return False
+        self._reserved.setdefault(peer, set()).update(tools)
+        for tool in tools.values():
+            self._by_name.pop(tool.name, None)
+            self._depart(tool.name, reason)
+        self._peers[peer] = {}
+        self._bump()
+        return True
+
+    def _depart(self, name: str, reason: str) -> None:
+        self._departed.pop(name, None)
+        self._departed[name] = reason
+        if len(self._departed) > _MAX_DEPARTED:
+            del self._departed[next(iter(self._departed))]
 
     def _publish(self, peer: str, tool: mt.Tool) -> PublishedTool:
         key = ToolKey(peer, tool.name)
@@ -184,6 +222,10 @@ class Catalogue:
     def _bump(self) -> None:
         self.version += 1
         self._views.clear()
+
+
+_MAX_DEPARTED = 4096
+"""How many withdrawn names are remembered, to tell the model why a call to one failed."""
 
 
 def _same_definition(a: mt.Tool, b: mt.Tool) -> bool:
