@@ -195,11 +195,23 @@ class OpenAIPeerToolAdapter:
         self._catalogue.set_peer(peer_id, peer.offered(tools))
         return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))
 
-    async def remove_peer(self, peer_id: str) -> None:
-        """Withdraw every tool of `peer_id`. The session itself is left to its owner."""
+    async def remove_peer(self, peer_id: str, *, reason: str | None = None) -> None:
+        """Withdraw every tool of `peer_id`. The session itself is left to its owner.
+
+        Calls to its tools are then answered with `reason` (by default, that the peer left).
+        """
         if peer_id not in self._peers:
             raise UnknownPeerError(f"no peer named {peer_id!r} is registered", peer=peer_id)
-        self._withdraw(peer_id)
+        self._withdraw(peer_id, reason)
+
+    def withdraw_tools(self, peer_id: str, *, reason: str) -> bool:
+        """Stop offering `peer_id`'s tools but keep the peer and their names: `refresh_peer` restores them.
+
+        Calls to the withdrawn names are answered with `reason`. Returns whether the catalogue changed.
+        """
+        if peer_id not in self._peers:
+            raise UnknownPeerError(f"no peer named {peer_id!r} is registered", peer=peer_id)
+        return self._catalogue.withdraw_peer(peer_id, reason)
 
     async def refresh_peer(self, peer_id: str) -> bool:
         """List `peer_id`'s tools again and publish what changed; return whether anything did."""
@@ -230,9 +242,9 @@ class OpenAIPeerToolAdapter:
                 f"could not list the tools of peer {peer_id!r}: {type(exc).__name__}: {exc}", peer=peer_id
             ) from exc
 
-    def _withdraw(self, peer_id: str) -> None:
+    def _withdraw(self, peer_id: str, reason: str | None = None) -> None:
         self._peers.pop(peer_id, None)
-        self._catalogue.remove_peer(peer_id)
+        self._catalogue.remove_peer(peer_id, reason)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -249,6 +261,10 @@ class OpenAIPeerToolAdapter:
     def tools(self) -> tuple[PublishedTool, ...]:
         """Every published tool, in peer registration order."""
         return self._catalogue.all_tools()
+
+    def tools_of(self, peer_id: str) -> tuple[PublishedTool, ...]:
+        """The published tools of one peer (none if it is unknown or its tools are withdrawn)."""
+        return self._catalogue.tools_of(peer_id)
 
     def get_openai_tools(
         self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
@@ -411,6 +427,9 @@ class OpenAIPeerToolAdapter:
         return Outcome(text, False, tool, result)
 
     def _unknown_tool_message(self, name: str) -> str:
+        departed = self._catalogue.departure(name)
+        if departed is not None:
+            return f"{name!r} is not available now: {departed}. Call only the functions offered now."
         message = f"there is no tool named {name!r}."
         close = difflib.get_close_matches(name, [t.name for t in self._catalogue.all_tools()], n=3)
         if close:
