@@ -15,6 +15,7 @@ Typical use, with one compiled validator per tool::
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,6 +46,7 @@ _MAX_BRANCHES: Final = 256  # subschemas considered for one value, against schem
 _FIX_HINT: Final = "Fix these problems and call the tool again."
 _OBJECT_HINT: Final = "Send the arguments as one JSON object whose keys are the tool's parameter names."
 
+_JSON_TYPES: Final = {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string"}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 
@@ -58,21 +60,11 @@ class ArgumentsError(ValueError):
 
 def json_type(value: object) -> str:
     """Return the JSON type name of a decoded value (`object`, `integer`, ...)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):  # before int: bool is an int subclass
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
     if isinstance(value, Mapping):
         return "object"
     if isinstance(value, list | tuple):
         return "array"
-    return f"Python {type(value).__name__}"
+    return _JSON_TYPES.get(type(value), f"Python {type(value).__name__}")
 
 
 def a_or_an(type_name: str) -> str:
@@ -473,12 +465,27 @@ def _list_problems(title: str, problems: Sequence[str]) -> str:
     return "\n".join([*lines, _FIX_HINT])
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled(schema_json: str) -> ArgumentValidator:
+    return ArgumentValidator(json.loads(schema_json))
+
+
+def _validator_for(schema: object) -> ArgumentValidator:
+    # Compiling costs about a millisecond (the schema is checked against its metaschema), while
+    # writing the schema as a cache key costs microseconds.
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return ArgumentValidator(schema)
+    return _compiled(key)
+
+
 def validate_arguments(args: object, schema: object) -> list[str]:
     """Return every way `args` violates `schema` (see `ArgumentValidator.errors`).
 
-    Compiles the schema on each call; keep an `ArgumentValidator` per tool on hot paths.
+    Keeps the last 256 compiled schemas; an `ArgumentValidator` per tool is still cheaper.
     """
-    return ArgumentValidator(schema).errors(args)
+    return _validator_for(schema).errors(args)
 
 
 def prepare_arguments(raw: str | Mapping[str, Any] | None, schema: object) -> dict[str, Any]:
@@ -487,4 +494,4 @@ def prepare_arguments(raw: str | Mapping[str, Any] | None, schema: object) -> di
     Raises:
         ArgumentsError: With a message for the model listing every problem.
     """
-    return ArgumentValidator(schema).prepare(raw)
+    return _validator_for(schema).prepare(raw)
