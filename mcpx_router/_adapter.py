@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 import logging
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self, cast
 
@@ -28,6 +28,7 @@ from ._errors import (
     UnknownPeerError,
     UnknownToolError,
 )
+from ._events import CallProgress
 from ._naming import ToolKey
 from ._results import render_result
 from ._rich import chat_media_message, has_media, responses_output, truncate
@@ -50,6 +51,7 @@ class _Peer:
     limiter: anyio.CapacityLimiter | None
     include: tuple[str, ...] | None = None
     exclude: tuple[str, ...] | None = None
+    tool_timeouts: dict[str, float | None] = field(default_factory=dict)
 
     def offered(self, tools: list[mt.Tool]) -> list[mt.Tool]:
         if self.include is None and not self.exclude:
@@ -91,6 +93,8 @@ class OpenAIPeerToolAdapter:
         media: "describe" tells the model what images, audio and files a tool returned;
             "attach" shows them to it: in Responses outputs as `input_image` / `input_file`
             parts, and after Chat tool messages as one user message with image parts.
+        on_progress: Called with each progress notification a peer sends about a running call
+            (kept as the `on_progress` attribute).
     """
 
     def __init__(
@@ -101,6 +105,7 @@ class OpenAIPeerToolAdapter:
         description_limit: int | None = 1024,
         max_output_chars: int | None = 100_000,
         media: Literal["describe", "attach"] = "describe",
+        on_progress: Callable[[CallProgress], object] | None = None,
     ) -> None:
         _check_timeout(call_timeout)
         _check_limit("max_tools", max_tools)
@@ -117,6 +122,7 @@ class OpenAIPeerToolAdapter:
         self._joining: set[str] = set()
         self._closed = False
         self._index: tuple[int, list[str]] | None = None
+        self.on_progress = on_progress
 
     async def __aenter__(self) -> Self:
         self._check_open()
@@ -143,6 +149,7 @@ class OpenAIPeerToolAdapter:
         max_concurrency: int | None = None,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] | None = None,
+        tool_timeouts: Mapping[str, float | None] | None = None,
     ) -> tuple[str, ...]:
         """List the tools of a connected MCP session (all pages) and publish them as `peer_id__tool`.
 
@@ -154,6 +161,8 @@ class OpenAIPeerToolAdapter:
             max_concurrency: At most this many calls run on this peer at once (None: no limit).
             include: Glob patterns of tool names (as the peer spells them) to publish; None: all.
             exclude: Glob patterns of tool names never to publish.
+            tool_timeouts: Seconds calls to particular tools (named as the peer spells them) may
+                take, overriding `call_timeout`.
 
         Returns:
             The public names of the tools published for this peer.
@@ -177,6 +186,8 @@ class OpenAIPeerToolAdapter:
             )
         if call_timeout is not _UNSET:
             _check_timeout(call_timeout)
+        for limit in (tool_timeouts or {}).values():
+            _check_timeout(limit)
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1 or None, not {max_concurrency!r}")
         self._joining.add(peer_id)
@@ -191,6 +202,7 @@ class OpenAIPeerToolAdapter:
             limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
             include=_patterns("include", include),
             exclude=_patterns("exclude", exclude),
+            tool_timeouts=dict(tool_timeouts or {}),
         )
         self._catalogue.set_peer(peer_id, peer.offered(tools))
         return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))
@@ -407,14 +419,14 @@ class OpenAIPeerToolAdapter:
             arguments = _parse_arguments(call.arguments)
         except ValueError as exc:
             return _error(f"the arguments for {call.name} are not usable: {exc}", tool)
-        limit = peer.timeout if call_timeout is _UNSET else call_timeout
+        limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is _UNSET else call_timeout
         try:
             with anyio.fail_after(math.inf if limit is None else limit):
                 if peer.limiter is None:
-                    result = await peer.session.call_tool(tool.tool, arguments)
+                    result = await self._call_peer(peer, tool, arguments, call.call_id)
                 else:
                     async with peer.limiter:
-                        result = await peer.session.call_tool(tool.tool, arguments)
+                        result = await self._call_peer(peer, tool, arguments, call.call_id)
             text, is_error = render_result(result)
             text = truncate(text, self._max_output_chars)
         except TimeoutError:
@@ -425,6 +437,25 @@ class OpenAIPeerToolAdapter:
         if is_error:
             return Outcome(f"Error: {call.name} reported a failure: {text}", True, tool, result)
         return Outcome(text, False, tool, result)
+
+    async def _call_peer(
+        self, peer: _Peer, tool: PublishedTool, arguments: dict[str, Any], call_id: str | None
+    ) -> mt.CallToolResult:
+        report = self.on_progress
+        if report is None:
+            return await peer.session.call_tool(tool.tool, arguments)
+
+        async def progress(done: float, total: float | None, text: str | None) -> None:
+            try:
+                version = self.version
+                report(CallProgress(tool.peer, version, tool.name, tool.tool, call_id, done, total, text))
+            except Exception:
+                logger.exception("on_progress raised")
+
+        # mcp.Client and mcp.ClientSession take a progress callback; it is only passed when asked for.
+        session: Any = peer.session
+        result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, progress_callback=progress)
+        return result
 
     def _unknown_tool_message(self, name: str) -> str:
         departed = self._catalogue.departure(name)
