@@ -63,15 +63,23 @@ def _duplicated(structured: Any, content: Sequence[Any]) -> bool:
     if isinstance(structured, dict) and len(structured) == 1:
         candidates.append(next(iter(structured.values())))
     for candidate in candidates:
-        if isinstance(candidate, str) and candidate in (joined, *texts):
+        if any(_carries(text, candidate) for text in (joined, *texts)):
             return True
-        for text in (joined, *texts):
-            try:
-                if json.loads(text) == candidate:
-                    return True
-            except ValueError:
-                continue
+        # A returned list is sent one text block per item.
+        if isinstance(candidate, list) and len(candidate) == len(texts):
+            if all(_carries(text, item) for text, item in zip(texts, candidate, strict=True)):
+                return True
     return False
+
+
+def _carries(text: str, value: Any) -> bool:
+    """Whether `text` is `value` itself or its JSON."""
+    if isinstance(value, str) and text == value:
+        return True
+    try:
+        return bool(json.loads(text) == value)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _dump(value: Any) -> str:
