@@ -1,0 +1,137 @@
+"""PeerLink: the session the adapter holds for a Router peer, forwarding to whichever connection is live."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import mcp
+import mcp_types as mt
+from mcp.shared.dispatcher import ProgressFnT
+
+from ._errors import PeerUnavailableError
+from ._session import ToolSession
+
+__all__ = ["Connection", "PeerLink", "looks_like_connection_failure"]
+
+State = Literal["connecting", "connected", "lost", "left"]
+
+
+@dataclass(eq=False)
+class Connection:
+    """One connection attempt to a peer; a reconnect makes a new one."""
+
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the connection is known to be gone (transport ended, probe failed, ...)."""
+    suspect: anyio.Event = field(default_factory=anyio.Event)
+    """Set when a request failed in a way that may mean the connection is gone."""
+    session: ToolSession | None = None
+    error: BaseException | None = None
+    """Why the connection was declared gone, when known."""
+
+    def lose(self, error: BaseException | None) -> None:
+        if not self.closed.is_set():
+            self.error = error
+            self.closed.set()
+
+
+def looks_like_connection_failure(exc: BaseException) -> bool:
+    """Whether a request error may mean the connection itself failed (to be confirmed by a probe)."""
+    if isinstance(exc, mcp.MCPError):
+        return exc.code == mt.CONNECTION_CLOSED or (
+            exc.code == mt.INVALID_REQUEST and exc.message == "Session terminated"
+        )
+    return isinstance(
+        exc, anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream | ConnectionError
+    )
+
+
+class PeerLink:
+    """Stands for a peer's session in the adapter across reconnects.
+
+    Calls go to the live connection; a call that fails because the connection went away is
+    reported as PeerUnavailableError, and the failure makes the Router check the connection.
+    """
+
+    def __init__(self, peer: str, on_lost: Callable[[Connection], object] | None = None) -> None:
+        self.peer = peer
+        self._on_lost = on_lost
+        self.state: State = "connecting"
+        self.current = Connection()
+
+    def begin(self) -> Connection:
+        """Start a new connection attempt; requests fail fast until it is attached."""
+        self.current = Connection()
+        self.state = "connecting"
+        return self.current
+
+    def attach(self, session: ToolSession) -> None:
+        self.current.session = session
+        self.state = "connected"
+
+    def detach(self, state: State) -> None:
+        self.current.session = None
+        self.state = state
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressFnT | None = None,
+    ) -> mt.CallToolResult:
+        connection = self.current
+        session = self._session(connection, f"cannot run {name!r}")
+        try:
+            if progress_callback is None:
+                return await session.call_tool(name, arguments, read_timeout_seconds)
+            # Both mcp.Client and mcp.ClientSession take it; other sessions only get it if asked.
+            call: Any = session.call_tool
+            result: mt.CallToolResult = await call(name, arguments, read_timeout_seconds, progress_callback)
+            return result
+        except Exception as exc:
+            if not looks_like_connection_failure(exc):
+                raise
+            connection.suspect.set()
+            if connection.closed.is_set() and self._on_lost is not None:
+                self._on_lost(connection)  # before the answer goes back: the tools are withdrawn
+            if self.state == "left":
+                raise PeerUnavailableError(
+                    f"peer {self.peer!r} left while the call ran; it may or may not have taken effect",
+                    peer=self.peer,
+                ) from exc
+            raise PeerUnavailableError(
+                f"the connection to peer {self.peer!r} was lost ({exc}); the call may or may not have "
+                "taken effect",
+                peer=self.peer,
+            ) from exc
+
+    async def list_tools(self, *, cursor: str | None = None) -> mt.ListToolsResult:
+        connection = self.current
+        session = self._session(connection, "cannot list its tools")
+        try:
+            if isinstance(session, mcp.Client):
+                return await session.list_tools(cursor=cursor, cache_mode="refresh")
+            if isinstance(session, mcp.ClientSession):
+                params = mt.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+                return await session.list_tools(params=params)
+            generic: Any = session
+            result: mt.ListToolsResult = await generic.list_tools(cursor=cursor)
+            return result
+        except Exception as exc:
+            if looks_like_connection_failure(exc):
+                connection.suspect.set()
+            raise
+
+    def _session(self, connection: Connection, what: str) -> ToolSession:
+        session = connection.session
+        if session is not None and not connection.closed.is_set():
+            return session
+        if self.state == "left":
+            raise PeerUnavailableError(f"peer {self.peer!r} has left; {what}", peer=self.peer)
+        raise PeerUnavailableError(
+            f"peer {self.peer!r} is not connected (its connection was lost and is being restored); {what}",
+            peer=self.peer,
+        )

@@ -1,0 +1,336 @@
+"""Router: owns the connections to many MCP peers, and publishes their tools through one adapter."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+from openai.types.chat import ChatCompletionFunctionToolParam
+from openai.types.responses import FunctionToolParam
+from openai.types.shared_params import FunctionDefinition
+
+from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter, Outcome
+from ._backoff import Reconnect
+from ._catalogue import PublishedTool
+from ._errors import AdapterClosedError, DuplicatePeerError, InvalidPeerIdError, UnknownPeerError
+from ._events import CallProgress, EventHub, EventStream, RouterEvent
+from ._member import Member, Settings
+from .peers._config import load_config
+from .peers._specs import PeerSpec, as_peer_spec
+
+__all__ = ["PeerStatus", "Router"]
+
+logger = logging.getLogger("mcpx_router")
+
+
+@dataclass(frozen=True, slots=True)
+class PeerStatus:
+    """Where one peer stands."""
+
+    peer: str
+    spec: PeerSpec
+    healthy: bool
+    """Connected, with its tools published; false while it is being reconnected."""
+    tools: tuple[str, ...]
+    """Its published public names (none while it is unhealthy)."""
+    attempts: int
+    """Failed reconnect attempts since it was lost."""
+    last_error: str | None
+
+
+class Router:
+    """Connects to MCP peers, keeps them connected, and offers all their tools as one OpenAI tool list.
+
+    Each peer is a task in the Router's task group: joining returns once the peer's handshake
+    and tool listing are done; leaving (or the end of `async with`) closes its connection.
+    Tool lists are re-listed when a peer says they changed; a peer whose connection fails has
+    its tools withdrawn and is reconnected with backoff, getting back the same public names.
+
+    Example:
+        ```python
+        async with Router() as router:
+            await router.join("time", StdioPeer("uvx", ["mcp-server-time"]))
+            await router.join_all(load_config("mcp.json"))
+            response = await openai.chat.completions.create(
+                model=model, messages=messages, tools=router.get_openai_tools()
+            )
+            messages += await router.dispatch(response.choices[0].message.tool_calls or [])
+        ```
+
+    Args:
+        adapter: The adapter to publish through; by default the Router makes (and closes) its own.
+            A given adapter is left open, and may hold peers the Router does not own.
+        call_timeout: Default seconds per call, for the adapter the Router makes.
+        reconnect: When to try a lost peer again, and when to give up on it (it then leaves).
+        connect_timeout: Seconds a handshake with its tool listing (and a re-listing) may take.
+        refresh_debounce: Seconds to wait after a peer's first "tools changed" before re-listing
+            it, so that a burst of changes costs one listing.
+        health_interval: Seconds between liveness checks of HTTP peers and sessions given by the
+            caller (None: only when a request fails oddly). Stdio peers are watched continuously.
+        on_event: Called with every event, synchronously; see also `events()`.
+    """
+
+    def __init__(
+        self,
+        *,
+        adapter: OpenAIPeerToolAdapter | None = None,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        reconnect: Reconnect | None = None,
+        connect_timeout: float = 30.0,
+        refresh_debounce: float = 0.05,
+        health_interval: float | None = 30.0,
+        on_event: Callable[[RouterEvent], object] | None = None,
+    ) -> None:
+        if not connect_timeout > 0:
+            raise ValueError(f"connect_timeout must be a positive number of seconds, not {connect_timeout!r}")
+        if not refresh_debounce >= 0:
+            raise ValueError(f"refresh_debounce must be >= 0 seconds, not {refresh_debounce!r}")
+        if health_interval is not None and not health_interval > 0:
+            raise ValueError(f"health_interval must be positive or None, not {health_interval!r}")
+        self._hub = EventHub(on_event)
+        self._owns_adapter = adapter is None
+        self._adapter = adapter if adapter is not None else OpenAIPeerToolAdapter(call_timeout=call_timeout)
+        self._settings = Settings(
+            reconnect=reconnect if reconnect is not None else Reconnect(),
+            connect_timeout=connect_timeout,
+            refresh_debounce=refresh_debounce,
+            health_interval=health_interval,
+        )
+        self._members: dict[str, Member] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._closed = False
+        self._previous_progress: Any = None
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._tg is not None or self._closed:
+            raise RuntimeError("a Router can be entered only once")
+        if self._owns_adapter:
+            await self._adapter.__aenter__()
+        self._previous_progress = previous = self._adapter.on_progress
+
+        def forward(update: CallProgress) -> None:
+            if previous is not None:
+                previous(update)
+            self._hub.emit(update)
+
+        self._adapter.on_progress = forward
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        tg = self._tg
+        assert tg is not None, "Router.__aexit__ without __aenter__"
+        self._closed = True
+        tg.cancel_scope.cancel()  # every peer leaves: its task closes its connection
+        try:
+            return await tg.__aexit__(exc_type, exc, tb)
+        finally:
+            self._adapter.on_progress = self._previous_progress
+            if self._owns_adapter:
+                await self._adapter.__aexit__(exc_type, exc, tb)
+            self._hub.close()
+
+    # -- membership -------------------------------------------------------------------------
+
+    async def join(self, peer_id: str, peer: PeerSpec | object) -> tuple[str, ...]:
+        """Connect to a peer and publish its tools; return their public names.
+
+        Returns after the handshake and the complete tool listing.
+
+        Args:
+            peer_id: A non-empty id, unique in this Router; it prefixes the public names.
+            peer: A `StdioPeer`, `HttpPeer`, `InProcessPeer` or `SessionPeer`, or what
+                `as_peer_spec` turns into one (a URL, an `MCPServer`, a connected `mcp.Client`).
+
+        Raises:
+            PeerUnavailableError: The first connection or listing failed (nothing is left behind).
+            DuplicatePeerError: The id is taken.
+        """
+        tg = self._open_group()
+        if not isinstance(peer_id, str) or not peer_id:
+            raise InvalidPeerIdError(
+                f"a peer id must be a non-empty string, not {peer_id!r}", peer=str(peer_id)
+            )
+        spec = as_peer_spec(peer)
+        if peer_id in self._members or peer_id in self._adapter.peers:
+            raise DuplicatePeerError(
+                f"a peer named {peer_id!r} is already registered; leave it first or choose another id",
+                peer=peer_id,
+            )
+        member = Member(
+            peer_id, spec, adapter=self._adapter, hub=self._hub, settings=self._settings, forget=self._forget
+        )
+        self._members[peer_id] = member
+        try:
+            names: tuple[str, ...] = await tg.start(member.run)
+        except BaseException:
+            self._forget(member)
+            raise
+        return names
+
+    async def join_all(self, peers: Mapping[str, PeerSpec | object]) -> dict[str, tuple[str, ...]]:
+        """Join several peers concurrently; return the public names of each.
+
+        All or nothing: if one cannot join, those that did leave again and its error is raised.
+        """
+        for peer_id, peer in peers.items():
+            as_peer_spec(peer)  # fail on a bad spec before connecting anything
+            if peer_id in self._members:
+                raise DuplicatePeerError(f"a peer named {peer_id!r} is already registered", peer=peer_id)
+        joined: dict[str, tuple[str, ...]] = {}
+        failures: list[BaseException] = []
+
+        async def one(peer_id: str, peer: object) -> None:
+            try:
+                joined[peer_id] = await self.join(peer_id, peer)
+            except Exception as exc:
+                failures.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            for peer_id, peer in peers.items():
+                tg.start_soon(one, peer_id, peer)
+        if failures:
+            with anyio.CancelScope(shield=True):
+                for peer_id in joined:
+                    await self.leave(peer_id)
+            raise failures[0]
+        return {peer_id: joined[peer_id] for peer_id in peers}
+
+    async def join_config(self, path: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
+        """Join every enabled server of an `mcpServers` JSON file (see `load_config`), all or nothing."""
+        return await self.join_all(load_config(path))
+
+    async def leave(self, peer_id: str) -> None:
+        """Close the peer's connection and withdraw its tools and names; returns once it is gone."""
+        member = self._members.get(peer_id)
+        if member is None:
+            raise UnknownPeerError(f"no peer named {peer_id!r} was joined through this Router", peer=peer_id)
+        member.scope.cancel()
+        await member.done.wait()
+
+    async def refresh(self, peer_id: str | None = None) -> bool:
+        """List one peer's tools again (or every peer's, concurrently); return whether any changed.
+
+        Peers that are being reconnected are skipped. Peers say when their tools change, and the
+        Router follows; this is for peers that cannot.
+
+        Raises:
+            UnknownPeerError: No such peer.
+            PeerUnavailableError: A listing failed.
+        """
+        if peer_id is not None:
+            member = self._members.get(peer_id)
+            if member is None:
+                raise UnknownPeerError(
+                    f"no peer named {peer_id!r} was joined through this Router", peer=peer_id
+                )
+            return await member.refresh()
+        results: list[bool] = []
+        failures: list[Exception] = []
+
+        async def one(member: Member) -> None:
+            try:
+                results.append(await member.refresh())
+            except Exception as exc:
+                failures.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            for member in list(self._members.values()):
+                tg.start_soon(one, member)
+        if failures:
+            raise failures[0]
+        return any(results)
+
+    def events(self, *, max_buffer: int = 1024) -> EventStream:
+        """An async iterator of the events emitted while it is open.
+
+        Example:
+            ```python
+            with router.events() as events:
+                async for event in events:
+                    if event.version != sent_version: ...
+            ```
+        """
+        return self._hub.stream(max_buffer)
+
+    @property
+    def peers(self) -> tuple[str, ...]:
+        """The ids of the peers joined through this Router (healthy or being reconnected)."""
+        return tuple(self._members)
+
+    def status(self, peer_id: str) -> PeerStatus:
+        """Where one peer stands; raise UnknownPeerError if it was not joined here."""
+        member = self._members.get(peer_id)
+        if member is None:
+            raise UnknownPeerError(f"no peer named {peer_id!r} was joined through this Router", peer=peer_id)
+        return PeerStatus(
+            peer=peer_id,
+            spec=member.spec,
+            healthy=member.healthy,
+            tools=tuple(tool.name for tool in self._adapter.tools_of(peer_id)),
+            attempts=member.attempts,
+            last_error=member.last_error,
+        )
+
+    def _open_group(self) -> anyio.abc.TaskGroup:
+        if self._tg is None:
+            raise RuntimeError("use the Router inside `async with Router() as router:`")
+        if self._closed:
+            raise AdapterClosedError("this Router's `async with` block has ended; create a new Router")
+        return self._tg
+
+    def _forget(self, member: Member) -> None:
+        if self._members.get(member.peer) is member:
+            del self._members[member.peer]
+
+    # -- the adapter's face -----------------------------------------------------------------
+
+    @property
+    def adapter(self) -> OpenAIPeerToolAdapter:
+        """The adapter the tools are published through."""
+        return self._adapter
+
+    @property
+    def version(self) -> int:
+        """The catalogue version: it changes whenever the published tools do."""
+        return self._adapter.version
+
+    @property
+    def tools(self) -> tuple[PublishedTool, ...]:
+        """Every published tool."""
+        return self._adapter.tools
+
+    def get_openai_tools(self, **options: Any) -> tuple[ChatCompletionFunctionToolParam, ...]:
+        """The Chat Completions `tools` list (see `OpenAIPeerToolAdapter.get_openai_tools`)."""
+        return self._adapter.get_openai_tools(**options)
+
+    def get_responses_tools(self, **options: Any) -> tuple[FunctionToolParam, ...]:
+        """The Responses API `tools` list (see `OpenAIPeerToolAdapter.get_responses_tools`)."""
+        return self._adapter.get_responses_tools(**options)
+
+    def get_openai_functions(self, **options: Any) -> tuple[FunctionDefinition, ...]:
+        """The legacy `functions` list (see `OpenAIPeerToolAdapter.get_openai_functions`)."""
+        return self._adapter.get_openai_functions(**options)
+
+    async def dispatch(self, tool_calls: Iterable[Any], **options: Any) -> list[dict[str, Any]]:
+        """Answer the model's tool calls, one answer each, in order (see `OpenAIPeerToolAdapter.dispatch`)."""
+        return await self._adapter.dispatch(tool_calls, **options)
+
+    async def call(self, name: str, arguments: Any, **options: Any) -> Outcome:
+        """Call one tool by public name (see `OpenAIPeerToolAdapter.call`)."""
+        return await self._adapter.call(name, arguments, **options)

@@ -1,0 +1,173 @@
+"""Peers from a config in the `mcpServers` convention of desktop MCP hosts (pure, no I/O but the read).
+
+    {"mcpServers": {
+        "time":  {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}, "cwd": "."},
+        "notes": {"url": "http://127.0.0.1:8000/mcp", "headers": {"Authorization": "Bearer ..."}}
+    }}
+
+`"servers"` (VS Code's name for the same table) is read too. Per entry, besides the standard
+keys: `"type"` ("stdio", "http", "streamable-http"), `"disabled": true` (skipped), and the
+router's own `"timeout"` (seconds per call), `"toolTimeouts"` ({tool: seconds}) and
+`"maxConcurrency"`. A relative `cwd` is taken relative to the config file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .._errors import ConfigError
+from ._specs import HttpPeer, PeerSpec, StdioPeer
+
+__all__ = ["load_config", "parse_config"]
+
+logger = logging.getLogger("mcpx_router")
+
+_STDIO_KEYS = {"command", "args", "env", "cwd"}
+_HTTP_KEYS = {"url", "headers"}
+_COMMON_KEYS = {"type", "disabled", "timeout", "toolTimeouts", "maxConcurrency"}
+_TYPES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http"}
+
+
+def load_config(path: str | os.PathLike[str]) -> dict[str, PeerSpec]:
+    """Read an `mcpServers` JSON file; return its enabled peers by id.
+
+    Example:
+        ```python
+        async with Router() as router:
+            await router.join_all(load_config("mcp.json"))
+        ```
+
+    Raises:
+        ConfigError: The file cannot be read, is not JSON, or an entry is unusable (named in
+            the message and in `.peer`).
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the peer config {str(file)!r}: {exc.strerror or exc}", peer=""
+        ) from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"the peer config {str(file)!r} is not valid JSON: {exc}", peer="") from None
+    return parse_config(data, source=str(file), base_dir=file.resolve().parent)
+
+
+def parse_config(
+    data: Any, *, source: str = "the peer config", base_dir: Path | None = None
+) -> dict[str, PeerSpec]:
+    """Validate an already parsed `mcpServers` mapping; return its enabled peers by id."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f'{source} must be a JSON object with an "mcpServers" object', peer="")
+    table = data.get("mcpServers", data.get("servers"))
+    if table is None:
+        raise ConfigError(
+            f'{source} has no "mcpServers" object; expected '
+            '{"mcpServers": {"name": {"command": ..., "args": [...]} or {"url": ...}}}',
+            peer="",
+        )
+    if not isinstance(table, Mapping):
+        raise ConfigError(f'"mcpServers" in {source} must be an object of named servers', peer="")
+    peers: dict[str, PeerSpec] = {}
+    for name, entry in table.items():
+        spec = _entry(name, entry, source, base_dir)
+        if spec is not None:
+            peers[name] = spec
+    return peers
+
+
+def _entry(name: Any, entry: Any, source: str, base_dir: Path | None) -> PeerSpec | None:
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{source}: every server needs a non-empty name, not {name!r}", peer=str(name))
+
+    def fail(problem: str) -> ConfigError:
+        return ConfigError(f"{source}: server {name!r}: {problem}", peer=name)
+
+    if not isinstance(entry, Mapping):
+        raise fail('must be an object with "command" (stdio) or "url" (streamable HTTP)')
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise fail(f'"disabled" must be true or false, not {disabled!r}')
+    if disabled:
+        return None
+    kind = entry.get("type")
+    if kind is not None and kind not in _TYPES:
+        hint = " (the SSE transport is not supported; use the server's streamable HTTP endpoint)"
+        raise fail(
+            f'"type" must be one of {", ".join(map(repr, _TYPES))}, not {kind!r}'
+            + (hint if kind == "sse" else "")
+        )
+    has_command, has_url = "command" in entry, "url" in entry
+    if has_command == has_url:
+        raise fail('needs exactly one of "command" (a stdio server) and "url" (a streamable HTTP server)')
+    transport = "stdio" if has_command else "http"
+    if kind is not None and _TYPES[kind] != transport:
+        raise fail(f'"type" is {kind!r} but the entry has "{"command" if has_command else "url"}"')
+    unknown = set(entry) - _COMMON_KEYS - (_STDIO_KEYS if has_command else _HTTP_KEYS)
+    if unknown:
+        logger.warning("%s: server %r: ignoring unknown keys %s", source, name, ", ".join(sorted(unknown)))
+    options = _options(entry, fail)
+    if has_command:
+        command = entry["command"]
+        if not isinstance(command, str) or not command.strip():
+            raise fail(f'"command" must be a non-empty string, not {command!r}')
+        args = entry.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise fail(f'"args" must be a list of strings, not {args!r}')
+        cwd = entry.get("cwd")
+        if cwd is not None and (not isinstance(cwd, str) or not cwd):
+            raise fail(f'"cwd" must be a non-empty string, not {cwd!r}')
+        if cwd is not None and base_dir is not None and not os.path.isabs(cwd):
+            cwd = str(base_dir / cwd)
+        env = _strings(entry.get("env"), '"env"', fail)
+        return StdioPeer(command, list(args), env=env, cwd=cwd, **options)
+    url = entry["url"]
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise fail(f'"url" must be an http:// or https:// URL, not {url!r}')
+    headers = _strings(entry.get("headers"), '"headers"', fail)
+    return HttpPeer(url, headers=headers, **options)
+
+
+def _strings(value: Any, what: str, fail: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise fail(f"{what} must be an object of strings, not {value!r}")
+    for key, item in value.items():
+        if not isinstance(item, str):
+            raise fail(f"{what}[{key!r}] must be a string (quote it), not {item!r}")
+    return dict(value)
+
+
+def _options(entry: Mapping[str, Any], fail: Any) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if "timeout" in entry:
+        options["call_timeout"] = _seconds(entry["timeout"], '"timeout"', fail)
+    if "toolTimeouts" in entry:
+        table = entry["toolTimeouts"]
+        if not isinstance(table, Mapping):
+            raise fail(f'"toolTimeouts" must be an object of seconds by tool name, not {table!r}')
+        options["tool_timeouts"] = {
+            tool: _seconds(limit, f'"toolTimeouts"[{tool!r}]', fail) for tool, limit in table.items()
+        }
+    if "maxConcurrency" in entry:
+        limit = entry["maxConcurrency"]
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise fail(f'"maxConcurrency" must be a positive integer, not {limit!r}')
+        options["max_concurrency"] = limit
+    return options
+
+
+def _seconds(value: Any, what: str, fail: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise fail(f"{what} must be a positive number of seconds or null, not {value!r}")
+    return float(value)

@@ -1,0 +1,161 @@
+"""What a peer is and how to reach it: the specs `Router.join` accepts (plain data, no I/O)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+import mcp
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+
+from .._session import ToolSession
+
+__all__ = [
+    "DEFAULT",
+    "HttpPeer",
+    "InProcessPeer",
+    "PeerSpec",
+    "SessionPeer",
+    "StdioPeer",
+    "as_peer_spec",
+]
+
+DEFAULT: Literal["default"] = "default"
+"""A `call_timeout` of "default" uses the Router's own."""
+
+Mode: TypeAlias = Literal["auto", "legacy"] | str
+"""`mcp.Client` mode: "auto" (probe, fall back to the initialize handshake), "legacy", or a
+protocol version such as "2026-07-28"."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Options:
+    call_timeout: float | Literal["default"] | None = DEFAULT
+    """Seconds a call to this peer may take (None: no limit; "default": the Router's)."""
+    tool_timeouts: Mapping[str, float | None] = field(default_factory=dict)
+    """Per-tool limits, by the tool's name on the peer; they override `call_timeout`."""
+    max_concurrency: int | None = None
+    """At most this many calls run on this peer at once (None: no limit)."""
+
+    def __post_init__(self) -> None:
+        _check_timeout("call_timeout", self.call_timeout)
+        for tool, limit in self.tool_timeouts.items():
+            _check_timeout(f"tool_timeouts[{tool!r}]", limit)
+        if self.max_concurrency is not None and (
+            isinstance(self.max_concurrency, bool)
+            or not isinstance(self.max_concurrency, int)
+            or self.max_concurrency < 1
+        ):
+            raise ValueError(
+                f"max_concurrency must be a positive integer or None, not {self.max_concurrency!r}"
+            )
+
+
+@dataclass(frozen=True)
+class StdioPeer(_Options):
+    """A server the Router starts as a subprocess and talks to over stdin/stdout.
+
+    Example:
+        >>> StdioPeer("uvx", ["mcp-server-time"], env={"TZ": "UTC"}).describe()
+        'uvx mcp-server-time'
+
+    Args:
+        command: The executable.
+        args: Its arguments.
+        env: Variables added to a minimal inherited environment (PATH, HOME, ...).
+        cwd: Its working directory.
+        mode: How to negotiate the protocol version (see `mcp.Client`).
+    """
+
+    command: str
+    args: tuple[str, ...] | list[str] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | os.PathLike[str] | None = None
+    mode: Mode = "auto"
+
+    def describe(self) -> str:
+        return " ".join([self.command, *self.args])
+
+
+@dataclass(frozen=True)
+class HttpPeer(_Options):
+    """A server reached over streamable HTTP.
+
+    Args:
+        url: The MCP endpoint, e.g. "http://127.0.0.1:8000/mcp".
+        headers: Sent with every request (e.g. Authorization).
+        mode: How to negotiate the protocol version (see `mcp.Client`).
+    """
+
+    url: str
+    headers: Mapping[str, str] | None = None
+    mode: Mode = "auto"
+
+    def describe(self) -> str:
+        return self.url
+
+
+@dataclass(frozen=True)
+class InProcessPeer(_Options):
+    """An `mcp` server object running in this process (`MCPServer` or lowlevel `Server`)."""
+
+    server: MCPServer | Server[Any]
+    mode: Mode = "auto"
+
+    def describe(self) -> str:
+        return f"in-process {self.server.name!r}"
+
+
+@dataclass(frozen=True)
+class SessionPeer(_Options):
+    """A session someone else opened and keeps owning (`mcp.Client`, `mcp.ClientSession`, ...).
+
+    The Router cannot reopen it: if it fails, the peer leaves. Tool-list changes are followed on
+    2026-07-28 `mcp.Client` connections (through `subscriptions/listen`); otherwise call
+    `Router.refresh`.
+    """
+
+    session: ToolSession
+
+    def describe(self) -> str:
+        return f"session {type(self.session).__name__}"
+
+
+PeerSpec: TypeAlias = StdioPeer | HttpPeer | InProcessPeer | SessionPeer
+
+
+def as_peer_spec(peer: object) -> PeerSpec:
+    """Accept a spec, a URL, `StdioServerParameters`, an `mcp` server object or a connected session."""
+    if isinstance(peer, StdioPeer | HttpPeer | InProcessPeer | SessionPeer):
+        return peer
+    if isinstance(peer, str):
+        if peer.startswith(("http://", "https://")):
+            return HttpPeer(peer)
+        raise ValueError(
+            f"{peer!r} is not an http(s) URL; for a command give StdioPeer(command, args) instead"
+        )
+    if isinstance(peer, mcp.StdioServerParameters):
+        return StdioPeer(
+            peer.command,
+            list(peer.args),
+            env=peer.env,
+            cwd=None if peer.cwd is None else os.fspath(peer.cwd),
+        )
+    if isinstance(peer, MCPServer | Server):
+        return InProcessPeer(peer)
+    if callable(getattr(peer, "call_tool", None)) and callable(getattr(peer, "list_tools", None)):
+        return SessionPeer(peer)  # type: ignore[arg-type]
+    raise TypeError(
+        f"cannot make a peer of {type(peer).__name__}: give a StdioPeer, HttpPeer, InProcessPeer, "
+        "SessionPeer, an http(s) URL, StdioServerParameters, an MCPServer or a connected mcp.Client"
+    )
+
+
+def _check_timeout(what: str, value: object) -> None:
+    if value is None or value == DEFAULT:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{what} must be a positive number of seconds, None or 'default', not {value!r}")
