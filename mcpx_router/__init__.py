@@ -1,7 +1,8 @@
 """mcpx_router: the tools of many MCP peers, offered to a model as one flat list of OpenAI functions."""
 
-from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter, Outcome
+from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from ._catalogue import PublishedTool
+from ._dispatch import Outcome
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,

@@ -16,9 +16,13 @@ from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses import FunctionToolParam
 from openai.types.shared_params import FunctionDefinition
 
+from ._arguments import ArgumentsError
 from ._budget import MAX_TOOLS_PER_REQUEST, conversation_text, matches, rank, tool_text
 from ._calls import ToolCall, answer, parse_tool_call
 from ._catalogue import Catalogue, Format, PublishedTool
+from ._dispatch import Outcome, prepare_arguments
+from ._dispatch import describe as _describe
+from ._dispatch import error as _error
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,
@@ -34,7 +38,7 @@ from ._results import render_result
 from ._rich import chat_media_message, has_media, responses_output, truncate
 from ._session import ToolSession, list_all_tools
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter", "Outcome"]
 
 logger = logging.getLogger("mcpx_router")
 
@@ -57,16 +61,6 @@ class _Peer:
         if self.include is None and not self.exclude:
             return tools
         return [t for t in tools if matches(t.name, self.include, self.exclude)]
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What became of one tool call."""
-
-    text: str
-    is_error: bool
-    tool: PublishedTool | None = None
-    result: mt.CallToolResult | None = None
 
 
 class OpenAIPeerToolAdapter:
@@ -95,6 +89,13 @@ class OpenAIPeerToolAdapter:
             parts, and after Chat tool messages as one user message with image parts.
         on_progress: Called with each progress notification a peer sends about a running call
             (kept as the `on_progress` attribute).
+        strict: Offer tools in OpenAI's strict mode. True or None: every tool whose schema can
+            be made strict is (optional properties then take `null`, which is removed again
+            before the peer sees the call); the others are offered non-strict, and
+            `strict_report()` says why (True also logs a warning for each). False: never.
+        json_string_params: Offer object and array parameters as JSON strings (with an example
+            in the description) for models that fumble nested schemas; they are decoded before
+            the call.
     """
 
     def __init__(
@@ -106,6 +107,8 @@ class OpenAIPeerToolAdapter:
         max_output_chars: int | None = 100_000,
         media: Literal["describe", "attach"] = "describe",
         on_progress: Callable[[CallProgress], object] | None = None,
+        strict: bool | None = False,
+        json_string_params: bool = False,
     ) -> None:
         _check_timeout(call_timeout)
         _check_limit("max_tools", max_tools)
@@ -117,7 +120,11 @@ class OpenAIPeerToolAdapter:
         self._media = media
         self._call_timeout = call_timeout
         self._max_tools = max_tools
-        self._catalogue = Catalogue(description_limit=description_limit)
+        if strict not in (True, False, None):
+            raise ValueError(f"strict must be True, False or None, not {strict!r}")
+        self._catalogue = Catalogue(
+            description_limit=description_limit, strict=strict, json_strings=bool(json_string_params)
+        )
         self._peers: dict[str, _Peer] = {}
         self._joining: set[str] = set()
         self._closed = False
@@ -327,6 +334,10 @@ class OpenAIPeerToolAdapter:
             self._index = (self.version, docs)
         return self._index[1]
 
+    def strict_report(self) -> dict[str, tuple[str, ...]]:
+        """Tools offered without strict mode although it was asked for, each with the reasons."""
+        return self._catalogue.strict_report()
+
     def resolve(self, name: str) -> ToolKey:
         """The (peer, tool) published under a public name; raise UnknownToolError if none is."""
         tool = self._catalogue.lookup(name)
@@ -416,9 +427,9 @@ class OpenAIPeerToolAdapter:
         if tool is None or peer is None:
             return _error(self._unknown_tool_message(call.name))
         try:
-            arguments = _parse_arguments(call.arguments)
-        except ValueError as exc:
-            return _error(f"the arguments for {call.name} are not usable: {exc}", tool)
+            arguments = prepare_arguments(tool, call.arguments)
+        except ArgumentsError as exc:
+            return _error(f"{call.name} was not called. {exc}", tool)
         limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is _UNSET else call_timeout
         try:
             with anyio.fail_after(math.inf if limit is None else limit):
@@ -468,34 +479,7 @@ class OpenAIPeerToolAdapter:
         return message + " Call only the functions offered in this conversation."
 
 
-def _error(message: str, tool: PublishedTool | None = None) -> Outcome:
-    return Outcome(f"Error: {message}", True, tool)
-
-
 _NOT_RUN = _error("the call was not run")
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _parse_arguments(raw: Any) -> dict[str, Any]:
-    import json
-
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}
-    if isinstance(raw, dict):
-        return dict(raw)
-    if not isinstance(raw, str):
-        raise ValueError(f"expected a JSON object, got {type(raw).__name__}")
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        raise ValueError(f"they are not valid JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"they must be a JSON object, not {type(value).__name__}")
-    return value
 
 
 def _patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -187,8 +187,9 @@ def schema_types(schemas: Iterable[Mapping[str, Any]]) -> set[str]:
 def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     """Turn the model's raw arguments into a dict.
 
-    Empty or blank text, None and JSON `null` mean "no arguments". A JSON string whose content is
-    a JSON object (the object encoded twice) is decoded once more.
+    Empty or blank text and None mean "no arguments"; any other value must be a JSON object
+    (JSON `null` is not one). A JSON string whose content is a JSON object (the object encoded
+    twice) is decoded once more.
 
     Args:
         raw: The `arguments` of a tool call: JSON text, or an already decoded mapping.
@@ -213,10 +214,6 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     value = _decode_or_raise(text, "The arguments are not valid JSON")
     if isinstance(value, str) and value.strip().startswith("{"):
         value = _decode_or_raise(value, "The arguments are a JSON string, and its content is not valid JSON")
-    elif isinstance(value, str) and not value.strip():
-        return {}
-    if value is None:
-        return {}
     if not isinstance(value, dict):
         raise ArgumentsError(_not_an_object(value, text.strip()))
     return value
@@ -432,7 +429,7 @@ class ArgumentValidator:
             if problems:
                 problems = self.errors(args)
         if problems:
-            raise ArgumentsError(_list_problems("The arguments do not match the tool's schema:", problems))
+            raise ArgumentsError(list_problems("The arguments do not match the tool's schema:", problems))
         return args
 
 
@@ -458,7 +455,7 @@ def _line(error: ValidationError) -> tuple[tuple[tuple[int, int | str], ...], st
     return key, f"at {format_path(path)}: {shorten(error.message)}"
 
 
-def _list_problems(title: str, problems: Sequence[str]) -> str:
+def list_problems(title: str, problems: Sequence[str]) -> str:
     lines = [title, *(f"- {p}" for p in problems[:_MAX_LISTED])]
     if len(problems) > _MAX_LISTED:
         lines.append(f"- ... and {len(problems) - _MAX_LISTED} more")

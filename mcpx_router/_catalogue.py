@@ -9,7 +9,9 @@ from typing import Any, Literal
 
 import mcp_types as mt
 
+from ._arguments import ArgumentValidator
 from ._errors import ToolConversionError
+from ._jsonstring import StringifyPlan, stringify_complex_parameters
 from ._naming import NameTable, ToolKey
 from ._schema import (
     chat_tool,
@@ -19,6 +21,7 @@ from ._schema import (
     responses_tool,
     validate_chat_tool,
 )
+from ._strict import StrictOutcome, make_strict
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
@@ -27,9 +30,9 @@ logger = logging.getLogger("mcpx_router")
 Format = Literal["chat", "responses", "functions"]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class PublishedTool:
-    """One tool of one peer as it is offered to the model."""
+    """One tool of one peer as it is offered to the model (read-only)."""
 
     name: str
     """The public name the model calls."""
@@ -38,27 +41,48 @@ class PublishedTool:
     """The tool's name on its peer."""
     description: str
     parameters: dict[str, Any] = field(repr=False)
-    """The converted JSON Schema (no `default`s)."""
+    """The JSON Schema the model sees: converted (no `default`s), and strict when `strict`."""
     source: mt.Tool = field(repr=False)
     """The peer's own definition, untouched."""
+    strict: bool = False
+    """Whether `parameters` is in OpenAI's strict subset and offered with `strict: true`."""
+    strict_outcome: StrictOutcome | None = field(default=None, repr=False)
+    """How the strict conversion went (None when strict mode was not asked for)."""
+    string_plan: StringifyPlan | None = field(default=None, repr=False)
+    """Which parameters are offered as JSON strings (None when that mode is off)."""
+    _validator: ArgumentValidator | None = field(default=None, init=False, repr=False)
 
     @property
     def key(self) -> ToolKey:
         return ToolKey(self.peer, self.tool)
 
+    def validator(self) -> ArgumentValidator:
+        """The peer's input schema compiled for checking arguments (compiled on first use)."""
+        if self._validator is None:
+            self._validator = ArgumentValidator(self.source.input_schema)
+        return self._validator
+
 
 _BUILDERS: dict[Format, Callable[[PublishedTool], dict[str, Any]]] = {
-    "chat": lambda t: chat_tool(t.name, t.description, t.parameters),
-    "responses": lambda t: responses_tool(t.name, t.description, t.parameters),
-    "functions": lambda t: legacy_function(t.name, t.description, t.parameters),
+    "chat": lambda t: chat_tool(t.name, t.description, t.parameters, strict=t.strict),
+    "responses": lambda t: responses_tool(t.name, t.description, t.parameters, strict=t.strict),
+    "functions": lambda t: legacy_function(t.name, t.description, t.parameters, strict=t.strict),
 }
 
 
 class Catalogue:
     """All peers' tools under their public names, with a version that changes only when they do."""
 
-    def __init__(self, *, description_limit: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        description_limit: int | None = None,
+        strict: bool | None = False,
+        json_strings: bool = False,
+    ) -> None:
         self._description_limit = description_limit
+        self._strict = strict
+        self._json_strings = json_strings
         self._names = NameTable()
         self._peers: dict[str, dict[str, PublishedTool]] = {}
         self._rejected: dict[str, dict[str, str]] = {}
@@ -209,6 +233,7 @@ class Catalogue:
             parameters=convert_parameters(tool.input_schema),
             source=tool,
         )
+        self._expose(entry)
         try:
             validate_chat_tool(
                 chat_tool(name, entry.description, entry.parameters), peer=peer, tool_name=tool.name
@@ -218,6 +243,27 @@ class Catalogue:
                 self._names.release(key)
             raise
         return entry
+
+    def _expose(self, entry: PublishedTool) -> None:
+        """Apply the JSON-string and strict options to what the model sees of `entry`."""
+        if self._json_strings:
+            entry.parameters, entry.string_plan = stringify_complex_parameters(entry.parameters)
+        if self._strict is False:
+            return
+        outcome = entry.strict_outcome = make_strict(entry.parameters)
+        if outcome.schema is not None:
+            entry.parameters, entry.strict = outcome.schema, True
+        else:
+            level = logging.WARNING if self._strict else logging.DEBUG
+            logger.log(level, "%s is offered without strict mode: %s", entry.name, "; ".join(outcome.reasons))
+
+    def strict_report(self) -> dict[str, tuple[str, ...]]:
+        """For each published tool that could not be made strict, the reasons (strict mode only)."""
+        return {
+            t.name: t.strict_outcome.reasons
+            for t in self.all_tools()
+            if t.strict_outcome is not None and t.strict_outcome.schema is None
+        }
 
     def _bump(self) -> None:
         self.version += 1

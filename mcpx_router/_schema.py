@@ -145,12 +145,14 @@ def describe_tool(
     return shorten(text, limit, f" (via {peer})")
 
 
-def chat_tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """Chat Completions form: `{"type": "function", "function": {...}}`."""
-    return {
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": parameters},
-    }
+def chat_tool(
+    name: str, description: str, parameters: Mapping[str, Any], *, strict: bool = False
+) -> dict[str, Any]:
+    """Chat Completions form: `{"type": "function", "function": {...}}` (`strict` only when true)."""
+    function: dict[str, Any] = {"name": name, "description": description, "parameters": parameters}
+    if strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
 
 
 def responses_tool(
@@ -166,9 +168,14 @@ def responses_tool(
     }
 
 
-def legacy_function(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """Legacy `functions` form: `{"name", "description", "parameters"}`."""
-    return {"name": name, "description": description, "parameters": parameters}
+def legacy_function(
+    name: str, description: str, parameters: Mapping[str, Any], *, strict: bool = False
+) -> dict[str, Any]:
+    """Legacy `functions` form: `{"name", "description", "parameters"}` (`strict` only when true)."""
+    function: dict[str, Any] = {"name": name, "description": description, "parameters": parameters}
+    if strict:
+        function["strict"] = True
+    return function
 
 
 def validate_chat_tool(tool: Mapping[str, Any], *, peer: str, tool_name: str) -> None:

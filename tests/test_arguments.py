@@ -115,9 +115,6 @@ REAL_SCHEMAS = {"weather": WEATHER, "people": PEOPLE, "tree": TREE, "draft7": DR
         ("", {}),
         ("   \n\t ", {}),
         ("\ufeff", {}),
-        ("null", {}),
-        ('""', {}),
-        ('" "', {}),
         ("{}", {}),
         ('{"a": 1}', {"a": 1}),
         ('  {"a": [1, {"b": null}]}  \n', {"a": [1, {"b": None}]}),
@@ -179,6 +176,8 @@ def test_parse_copies_a_mapping() -> None:
         ("42", "The arguments must be a JSON object, but an integer was received: 42"),
         ("4.5", "The arguments must be a JSON object, but a number was received: 4.5"),
         ("true", "The arguments must be a JSON object, but a boolean was received: true"),
+        ("null", "The arguments must be a JSON object, but null was received: null"),
+        ('""', 'The arguments must be a JSON object, but a string was received: ""'),
         (
             '"weather in Paris"',
             'The arguments must be a JSON object, but a string was received: "weather in Paris"',
