@@ -1,10 +1,12 @@
 """mcpx_router: the tools of many MCP peers, offered to a model as one flat list of OpenAI functions."""
 
 from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
+from ._backoff import Reconnect
 from ._catalogue import PublishedTool
 from ._dispatch import Outcome
 from ._errors import (
     AdapterClosedError,
+    ConfigError,
     DuplicatePeerError,
     InvalidPeerIdError,
     PeerError,
@@ -17,32 +19,60 @@ from ._errors import (
     UnknownPeerError,
     UnknownToolError,
 )
+from ._events import (
+    CallProgress,
+    EventStream,
+    HealthChanged,
+    PeerJoined,
+    PeerLeft,
+    RouterEvent,
+    ToolsChanged,
+)
 from ._naming import NameTable, ToolKey, is_legal_name
 from ._results import render_result
+from ._router import PeerStatus, Router
 from ._schema import convert_parameters
 from ._session import ToolSession
+from .peers import HttpPeer, InProcessPeer, PeerSpec, SessionPeer, StdioPeer, load_config
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "AdapterClosedError",
+    "CallProgress",
+    "ConfigError",
     "DuplicatePeerError",
+    "EventStream",
+    "HealthChanged",
+    "HttpPeer",
+    "InProcessPeer",
     "InvalidPeerIdError",
     "NameTable",
     "OpenAIPeerToolAdapter",
     "Outcome",
     "PeerError",
+    "PeerJoined",
+    "PeerLeft",
+    "PeerSpec",
+    "PeerStatus",
     "PeerUnavailableError",
     "PublishedTool",
+    "Reconnect",
+    "Router",
     "RouterError",
+    "RouterEvent",
+    "SessionPeer",
+    "StdioPeer",
     "ToolCallFormatError",
     "ToolConversionError",
     "ToolError",
     "ToolKey",
     "ToolSession",
     "ToolTimeoutError",
+    "ToolsChanged",
     "UnknownPeerError",
     "UnknownToolError",
     "convert_parameters",
     "is_legal_name",
+    "load_config",
     "render_result",
 ]

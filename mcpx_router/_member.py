@@ -6,6 +6,7 @@ as an async context manager; cancelling its scope closes the connection and with
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ import anyio.abc
 import mcp
 import mcp_types as mt
 from mcp.client.session import IncomingMessage
-from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.client.subscriptions import ListenNotSupportedError, Subscription, SubscriptionLost
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._adapter import OpenAIPeerToolAdapter
@@ -122,6 +123,8 @@ class Member:
                     open_session(self.spec, message_handler=self._on_message, closed=connection.closed)
                 )
                 self.link.attach(session)
+                # Subscribe before listing: a change after the listing then cannot go unseen.
+                subscription = await self._subscribe(stack, session)
                 names = await self._publish(connection)
                 deadline.deadline = math.inf
                 if not self._joined:
@@ -133,7 +136,7 @@ class Member:
                         HealthChanged(self.peer, self._adapter.version, True, attempt=self.attempts)
                     )
                 self.attempts = 0
-                await self._serve(connection, session)
+                await self._serve(connection, subscription)
         if deadline.cancelled_caught:
             raise TimeoutError(
                 f"no handshake and tool list within {self._settings.connect_timeout:g} s (connect_timeout)"
@@ -203,15 +206,33 @@ class Member:
 
     # -- while connected --------------------------------------------------------------------
 
-    async def _serve(self, connection: Connection, session: ToolSession) -> None:
+    async def _subscribe(self, stack: AsyncExitStack, session: ToolSession) -> Subscription | None:
+        """Open `subscriptions/listen` for tool-list changes on 2026-07-28 connections.
+
+        Its events also reach `_on_message` as `notifications/tools/list_changed`, like the ones
+        older protocol versions send unasked.
+        """
+        if not isinstance(session, mcp.Client) or session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return None
+        try:
+            return await stack.enter_async_context(session.listen(tools_list_changed=True))
+        except (ListenNotSupportedError, mcp.MCPError) as exc:
+            if isinstance(exc, mcp.MCPError) and looks_like_connection_failure(exc):
+                raise
+            logger.info(
+                "peer %r does not offer subscriptions/listen (%s); its changes go unseen", self.peer, exc
+            )
+            return None
+
+    async def _serve(self, connection: Connection, subscription: Subscription | None) -> None:
         """Return when the connection is gone."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._follow_changes)
             if not isinstance(self.spec, StdioPeer | InProcessPeer):
                 # A stdio transport reports its end itself; HTTP and foreign sessions need asking.
                 tg.start_soon(self._check, connection)
-            if isinstance(session, mcp.Client) and session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                tg.start_soon(self._listen, connection, session)
+            if subscription is not None:
+                tg.start_soon(self._listen, connection, subscription)
             await connection.closed.wait()
             self._lost(connection)  # withdraw the tools now, not after the teardown
             tg.cancel_scope.cancel()
@@ -236,18 +257,10 @@ class Member:
             except Exception as exc:
                 logger.warning("peer %r: could not re-list its tools: %s", self.peer, _describe(exc))
 
-    async def _listen(self, connection: Connection, client: mcp.Client) -> None:
-        """Follow `subscriptions/listen` (2026-07-28): its events also reach `_on_message`."""
-        try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                async for _event in subscription:
-                    self.mark_changed()
-        except (ListenNotSupportedError, mcp.MCPError) as exc:
-            if not isinstance(exc, mcp.MCPError) or not looks_like_connection_failure(exc):
-                logger.debug("peer %r: no subscriptions/listen (%s)", self.peer, exc)
-                return
-        except SubscriptionLost:
-            pass
+    async def _listen(self, connection: Connection, subscription: Subscription) -> None:
+        with contextlib.suppress(SubscriptionLost):
+            async for _event in subscription:
+                self.mark_changed()
         # The stream ended: the server closed it or the connection broke.
         connection.suspect.set()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -71,10 +71,16 @@ class StdioPeer(_Options):
     """
 
     command: str
-    args: tuple[str, ...] | list[str] = ()
+    args: Sequence[str] = ()
     env: Mapping[str, str] | None = None
     cwd: str | os.PathLike[str] | None = None
     mode: Mode = "auto"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.args, str):
+            raise TypeError(f"args must be a list of strings, not the string {self.args!r}")
+        object.__setattr__(self, "args", tuple(self.args))
 
     def describe(self) -> str:
         return " ".join([self.command, *self.args])
