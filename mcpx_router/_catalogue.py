@@ -184,7 +184,9 @@ class Catalogue:
         tools = self._peers.pop(peer, None)
         self._rejected.pop(peer, None)
         for name in self._reserved.pop(peer, set()):
-            self._names.release(ToolKey(peer, name))
+            released = self._names.release(ToolKey(peer, name))
+            if released is not None:
+                self._depart(released, reason or f"peer {peer!r} left")
         if tools is None:
             return False
         for tool in tools.values():
