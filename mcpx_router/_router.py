@@ -138,6 +138,10 @@ class Router:
         self._closed = True
         tg.cancel_scope.cancel()  # every peer leaves: its task closes its connection
         try:
+            if exc is not None and not isinstance(exc, anyio.get_cancelled_exc_class()):
+                # The block's own exception goes on as it is, not wrapped in an exception group.
+                await tg.__aexit__(None, None, None)
+                return None
             return await tg.__aexit__(exc_type, exc, tb)
         finally:
             self._adapter.on_progress = self._previous_progress
