@@ -4,6 +4,12 @@ Each turn sends the current tools, dispatches every tool call of the turn concur
 one answer per call id, and goes on until the model answers without tools or the turn limit is
 reached. The tool list is taken from the adapter afresh each turn, so a catalogue that changed
 between turns (a peer joined or left) is what the model sees next.
+
+What the model said is appended in a form any compatible endpoint takes back: Chat assistant
+messages keep only the fields of an assistant message (endpoints reject extras such as
+`annotations` or `reasoning_content`), Responses output items keep exactly the fields the
+endpoint sent. With `stream=True` among the create arguments the reply is streamed and
+assembled before its tool calls are dispatched.
 """
 
 from __future__ import annotations
@@ -13,6 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from openai import AsyncOpenAI
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
+from openai.types.responses import Response
 
 from ._adapter import OpenAIPeerToolAdapter
 
@@ -62,7 +71,8 @@ async def run_chat(
         model: The model name.
         messages: The conversation so far (not modified; the result holds a new list).
         max_turns: The most requests to send.
-        **create: Further arguments for `chat.completions.create` (temperature, tool_choice, ...).
+        **create: Further arguments for `chat.completions.create` (temperature, tool_choice,
+            stream, ...).
     """
     _check_turns(max_turns)
     history = list(messages)
@@ -73,10 +83,12 @@ async def run_chat(
         params: dict[str, Any] = {"model": model, "messages": history, **create}
         if tools:
             params["tools"] = list(tools)
-        response = await client.chat.completions.create(**params)
+        response = await _chat_completion(client, params)
         result.turns += 1
+        if not response.choices:
+            raise ValueError(f"the model's response {response.id!r} holds no choices")
         message = response.choices[0].message
-        history.append(message.model_dump(exclude_none=True, mode="json"))
+        history.append(_assistant_message(message))
         calls = message.tool_calls or []
         if not calls:
             result.text, result.stopped = message.content, "answer"
@@ -117,9 +129,9 @@ async def run_responses(
         params: dict[str, Any] = {"model": model, "input": items, **create}
         if tools:
             params["tools"] = list(tools)
-        response = await client.responses.create(**params)
+        response = await _response(client, params)
         result.turns += 1
-        items.extend(item.model_dump(exclude_none=True, mode="json") for item in response.output)
+        items.extend(_input_item(item) for item in response.output)
         calls = [item for item in response.output if item.type == "function_call"]
         if not calls:
             result.text, result.stopped = response.output_text, "answer"
@@ -127,6 +139,60 @@ async def run_responses(
         items.extend(await adapter.dispatch(calls))
         result.tool_calls += len(calls)
     return result
+
+
+async def _chat_completion(client: AsyncOpenAI, params: dict[str, Any]) -> ChatCompletion:
+    if params.get("stream") is not True:
+        completion: ChatCompletion = await client.chat.completions.create(**params)
+        return completion
+    state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
+    async with await client.chat.completions.create(**params) as stream:
+        async for chunk in stream:
+            state.handle_chunk(chunk)
+    return state.get_final_completion()
+
+
+async def _response(client: AsyncOpenAI, params: dict[str, Any]) -> Response:
+    if params.get("stream") is not True:
+        response: Response = await client.responses.create(**params)
+        return response
+    final: Response | None = None
+    async with await client.responses.create(**params) as stream:
+        async for event in stream:
+            if event.type in ("response.completed", "response.incomplete", "response.failed"):
+                final = event.response
+    if final is None:
+        raise ValueError("the streamed response ended without a response.completed event")
+    return final
+
+
+def _input_item(item: Any) -> dict[str, Any]:
+    """An output item as input: exactly what the endpoint sent (wire names, its nulls kept)."""
+    dumped: dict[str, Any] = item.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return dumped
+
+
+def _assistant_message(message: ChatCompletionMessage) -> dict[str, Any]:
+    """The assistant message to send back: only the fields Chat Completions takes in a request."""
+    out: dict[str, Any] = {"role": "assistant", "content": message.content}
+    if message.refusal is not None:
+        out["refusal"] = message.refusal
+    if message.audio is not None:
+        out["audio"] = {"id": message.audio.id}
+    if message.function_call is not None:
+        call = message.function_call
+        out["function_call"] = {"name": call.name, "arguments": call.arguments}
+    calls: list[dict[str, Any]] = []
+    for tool_call in message.tool_calls or []:
+        if tool_call.type == "function":
+            function = {"name": tool_call.function.name, "arguments": tool_call.function.arguments}
+            calls.append({"id": tool_call.id, "type": "function", "function": function})
+        else:
+            custom = {"name": tool_call.custom.name, "input": tool_call.custom.input}
+            calls.append({"id": tool_call.id, "type": "custom", "custom": custom})
+    if calls:
+        out["tool_calls"] = calls
+    return out
 
 
 def _check_turns(max_turns: int) -> None:
