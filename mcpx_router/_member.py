@@ -97,6 +97,12 @@ class Member:
                             raise _join_error(self.peer, self.spec, exc) from exc
                         logger.info("peer %r: connection ended", self.peer, exc_info=True)
                         connection.lose(exc)
+                    except BaseExceptionGroup as group:
+                        # We are being cancelled (leaving) and the transport failed as well.
+                        if not _cancelled_with_errors(group):
+                            raise
+                        logger.info("peer %r: connection failed while leaving", self.peer, exc_info=True)
+                        break
                     delay = self._lost(connection)
                     if delay is None:
                         break
@@ -306,6 +312,11 @@ class Member:
                     )
                 )
             return changed
+
+
+def _cancelled_with_errors(group: BaseExceptionGroup[BaseException]) -> bool:
+    cancelled, rest = group.split(anyio.get_cancelled_exc_class())
+    return cancelled is not None and rest is not None
 
 
 def _describe(exc: BaseException | None) -> str:

@@ -2,9 +2,9 @@
 
     python tests/http_peer_server.py PORT [--log FILE]
 
-Tools: ``echo(text)``, ``pid()``, ``slow(seconds)`` (with progress; a cancellation is appended to
-the log file as ``cancelled slow``), and ``add_tool(name)``, which adds an echoing tool and
-announces it: on `subscriptions/listen` streams (2026-07-28) and as a legacy
+Tools: ``echo(text)``, ``header(name)``, ``pid()``, ``slow(seconds)`` (with progress; a
+cancellation is appended to the log file as ``cancelled slow``), and ``add_tool(name)``, which
+adds an echoing tool and announces it: on `subscriptions/listen` streams (2026-07-28) and as a legacy
 ``notifications/tools/list_changed``.
 """
 
@@ -30,6 +30,11 @@ def build(log: str | None) -> MCPServer:
     def echo(text: str) -> str:
         """Echo the text back."""
         return text
+
+    @server.tool()
+    def header(name: str, ctx: Context) -> str:
+        """The value of one HTTP header of this request ("" if absent)."""
+        return (ctx.headers or {}).get(name.lower(), "")
 
     @server.tool()
     def pid() -> int:

@@ -31,10 +31,10 @@ def tiny(*args: str, env: dict[str, str] | None = None, **options: Any) -> Stdio
 
 
 async def next_event(
-    events: EventStream, kind: type[E], where: Callable[[E], bool] = lambda _: True, timeout: float = WAIT
+    events: EventStream, kind: type[E], where: Callable[[E], bool] = lambda _: True, within: float = WAIT
 ) -> E:
-    """The next event of `kind` that satisfies `where`; fail after `timeout` seconds."""
-    with anyio.fail_after(timeout):
+    """The next event of `kind` that satisfies `where`; fail after `within` seconds."""
+    with anyio.fail_after(within):
         async for event in events:
             if isinstance(event, kind) and where(event):
                 return event
@@ -67,6 +67,16 @@ def growing_server(name: str = "grower") -> MCPServer:
         return "waited"
 
     return server
+
+
+async def file_contains(path: Path, text: str, within: float = WAIT) -> None:
+    """Wait until another process has written `text` to `path` (there is no event to await)."""
+    file = anyio.Path(path)
+    with anyio.fail_after(within):
+        while True:
+            if await file.exists() and text in await file.read_text():
+                return
+            await anyio.sleep(0.05)
 
 
 def child_pids() -> set[int]:
@@ -117,7 +127,9 @@ class HttpServer:
                     stream = await anyio.connect_tcp("127.0.0.1", self.port)
                 except OSError:
                     if self.process.returncode is not None:
-                        raise RuntimeError(f"the HTTP test server exited with {self.process.returncode}") from None
+                        raise RuntimeError(
+                            f"the HTTP test server exited with {self.process.returncode}"
+                        ) from None
                     await anyio.sleep(0.05)
                 else:
                     await stream.aclose()

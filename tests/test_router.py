@@ -90,7 +90,10 @@ async def test_leaving_withdraws_and_calls_get_a_clear_answer() -> None:
         assert [t.name for t in router.tools] == ["b__echo", "b__grow", "b__wait"]
         outcome = await router.call("a__echo", {"text": "x"})
         assert outcome.is_error
-        assert outcome.text == "Error: 'a__echo' is not available now: peer 'a' left. Call only the functions offered now."
+        assert (
+            outcome.text
+            == "Error: 'a__echo' is not available now: peer 'a' left. Call only the functions offered now."
+        )
 
 
 async def test_join_all_is_all_or_nothing(tmp_path: Path) -> None:
@@ -111,7 +114,13 @@ async def test_join_config(tmp_path: Path) -> None:
     )
     async with Router() as router:
         joined = await router.join_config(config)
-        assert joined["small"] == ("small__echo", "small__pid", "small__sleep", "small__add_tool", "small__remove_tool")
+        assert joined["small"] == (
+            "small__echo",
+            "small__pid",
+            "small__sleep",
+            "small__add_tool",
+            "small__remove_tool",
+        )
         assert (await router.call("small__echo", {"text": "from config"})).text == "from config"
 
 
@@ -148,7 +157,9 @@ async def test_legacy_notifications_from_a_stdio_peer_and_removed_tools() -> Non
         # Names of tools that still exist never change.
         assert [t.name for t in router.tools] == [n for n in before if n != "s__echo"] + ["s__extra"]
         outcome = await router.call("s__echo", {"text": "x"})
-        assert outcome.text.startswith("Error: 's__echo' is not available now: tool 'echo' is no longer offered")
+        assert outcome.text.startswith(
+            "Error: 's__echo' is not available now: tool 'echo' is no longer offered"
+        )
 
 
 async def test_a_burst_of_notifications_costs_one_listing() -> None:
@@ -254,12 +265,16 @@ async def test_concurrency_limit_per_peer_and_parallel_peers() -> None:
     async with Router() as router:
         await router.join("one", tiny(max_concurrency=1))
         await router.join("two", tiny())
-        calls = [chat_call(f"c{i}", f"{peer}__sleep", {"seconds": 0.4}) for i, peer in enumerate(["one", "one"])]
+        calls = [
+            chat_call(f"c{i}", f"{peer}__sleep", {"seconds": 0.4}) for i, peer in enumerate(["one", "one"])
+        ]
         start = anyio.current_time()
         answers = await router.dispatch(calls)
         serial = anyio.current_time() - start
         assert [a["content"] for a in answers] == ["slept", "slept"] and serial >= 0.8
-        calls = [chat_call(f"c{i}", f"{peer}__sleep", {"seconds": 0.4}) for i, peer in enumerate(["one", "two"])]
+        calls = [
+            chat_call(f"c{i}", f"{peer}__sleep", {"seconds": 0.4}) for i, peer in enumerate(["one", "two"])
+        ]
         start = anyio.current_time()
         await router.dispatch(calls)
         assert anyio.current_time() - start < 0.75
