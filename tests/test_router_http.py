@@ -13,17 +13,9 @@ import pytest
 
 from mcpx_router import CallProgress, HealthChanged, HttpPeer, Reconnect, Router, ToolsChanged
 
-from .router_support import WAIT, file_contains, http_server, next_event
+from .router_support import ABANDONED_HTTP_STREAMS, WAIT, file_contains, http_server, next_event
 
-pytestmark = [
-    pytest.mark.anyio,
-    # When a server dies under it, the mcp SDK's HTTP transport abandons httpx2 response streams
-    # mid-iteration; on trio their async generators are then collected unexhausted, with a warning.
-    pytest.mark.filterwarnings(
-        r"ignore:Exception ignored in. <async_generator object (EventSource|PoolByteStream|Response)\."
-        ":pytest.PytestUnraisableExceptionWarning"
-    ),
-]
+pytestmark = [pytest.mark.anyio, ABANDONED_HTTP_STREAMS]
 
 MODES = ["auto", "legacy"]
 FAST = Reconnect(initial_delay=0.1, max_delay=0.5, jitter=0)
