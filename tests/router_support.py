@@ -25,10 +25,13 @@ WAIT = 15.0
 
 E = TypeVar("E", bound=RouterEvent)
 
-ABANDONED_HTTP_STREAMS = pytest.mark.filterwarnings(
-    r"ignore:Exception ignored in. <async_generator object (EventSource|PoolByteStream|Response)\."
-    ":pytest.PytestUnraisableExceptionWarning"
-)
+ABANDONED_HTTP_STREAMS = [
+    pytest.mark.filterwarnings(
+        r"ignore:Exception ignored in. <async_generator object (EventSource|PoolByteStream|Response)\."
+        ":pytest.PytestUnraisableExceptionWarning"
+    ),
+    pytest.mark.filterwarnings(r"ignore:Async generator 'http(x|core)2\.:ResourceWarning"),
+]
 """The mcp SDK's HTTP transport abandons httpx2 response streams mid-iteration when it closes or its
 server dies (a plain `mcp.Client(url, mode="legacy")` does it too); on trio their async generators
 are then collected unexhausted, with a ResourceWarning."""

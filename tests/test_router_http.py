@@ -15,7 +15,7 @@ from mcpx_router import CallProgress, HealthChanged, HttpPeer, Reconnect, Router
 
 from .router_support import ABANDONED_HTTP_STREAMS, WAIT, file_contains, http_server, next_event
 
-pytestmark = [pytest.mark.anyio, ABANDONED_HTTP_STREAMS]
+pytestmark = [pytest.mark.anyio, *ABANDONED_HTTP_STREAMS]
 
 MODES = ["auto", "legacy"]
 FAST = Reconnect(initial_delay=0.1, max_delay=0.5, jitter=0)

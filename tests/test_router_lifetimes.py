@@ -12,7 +12,7 @@ from mcpx_router import HttpPeer, Router
 
 from .router_support import ABANDONED_HTTP_STREAMS, child_pids, growing_server, http_server, open_fds, tiny
 
-pytestmark = [pytest.mark.anyio, ABANDONED_HTTP_STREAMS]
+pytestmark = [pytest.mark.anyio, *ABANDONED_HTTP_STREAMS]
 
 CYCLES = 200
 WORKERS = 4
