@@ -219,6 +219,7 @@ class OpenAIPeerToolAdapter:
 
         Calls to its tools are then answered with `reason` (by default, that the peer left).
         """
+        self._check_open()
         if peer_id not in self._peers:
             raise UnknownPeerError(f"no peer named {peer_id!r} is registered", peer=peer_id)
         self._withdraw(peer_id, reason)
@@ -234,6 +235,7 @@ class OpenAIPeerToolAdapter:
 
     async def refresh_peer(self, peer_id: str) -> bool:
         """List `peer_id`'s tools again and publish what changed; return whether anything did."""
+        self._check_open()
         peer = self._peers.get(peer_id)
         if peer is None:
             raise UnknownPeerError(f"no peer named {peer_id!r} is registered", peer=peer_id)
@@ -372,6 +374,7 @@ class OpenAIPeerToolAdapter:
         Raises:
             ToolCallFormatError: An item is not a tool call of any known shape (nothing is called).
         """
+        self._check_open()
         if isinstance(tool_calls, str | bytes) or not isinstance(tool_calls, Iterable):
             raise ToolCallFormatError(f"dispatch takes a list of tool calls, not {type(tool_calls).__name__}")
         if call_timeout is not _UNSET:
@@ -404,6 +407,7 @@ class OpenAIPeerToolAdapter:
         self, call: Any, *, call_timeout: float | None = _UNSET
     ) -> dict[str, Any]:
         """Answer a single tool call (any shape `dispatch` accepts), in the call's own shape."""
+        self._check_open()
         if call_timeout is not _UNSET:
             _check_timeout(call_timeout)
         parsed = parse_tool_call(call)
@@ -411,6 +415,7 @@ class OpenAIPeerToolAdapter:
 
     async def call(self, name: str, arguments: Any, *, call_timeout: float | None = _UNSET) -> Outcome:
         """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
+        self._check_open()
         return await self._run(ToolCall("function", None, name, arguments), call_timeout)
 
     def _answer(self, call: ToolCall, outcome: Outcome) -> dict[str, Any]:
@@ -432,7 +437,7 @@ class OpenAIPeerToolAdapter:
             return _error(f"{call.name} was not called. {exc}", tool)
         limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is _UNSET else call_timeout
         try:
-            with anyio.fail_after(math.inf if limit is None else limit):
+            with anyio.fail_after(math.inf if limit is None else limit) as deadline:
                 if peer.limiter is None:
                     result = await self._call_peer(peer, tool, arguments, call.call_id)
                 else:
@@ -440,7 +445,9 @@ class OpenAIPeerToolAdapter:
                         result = await self._call_peer(peer, tool, arguments, call.call_id)
             text, is_error = render_result(result)
             text = truncate(text, self._max_output_chars)
-        except TimeoutError:
+        except TimeoutError as exc:
+            if not deadline.cancel_called:  # the peer's own timeout, not this call's
+                return _error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {_describe(exc)}", tool)
             return _error(f"{call.name} did not answer within {limit:g} s; the call was abandoned", tool)
         except Exception as exc:
             logger.info("call to %s on peer %r failed", tool.tool, tool.peer, exc_info=True)
