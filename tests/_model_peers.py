@@ -98,7 +98,7 @@ def media_peer(*, long_text_chars: int = 50_000) -> MCPServer:
     """Tools returning each kind of content a model may need to see or read about."""
     server = MCPServer("media")
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def snapshot(camera: str) -> list[Any]:
         """Take a picture with a camera."""
         return [f"Picture from {camera}:", Image(data=PNG, format="png")]
@@ -108,7 +108,7 @@ def media_peer(*, long_text_chars: int = 50_000) -> MCPServer:
         """Record a second of sound."""
         return Audio(data=WAV, format="wav")
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def report() -> list[Any]:
         """A report with an embedded text document, a binary attachment and a link."""
         return [
