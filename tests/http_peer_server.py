@@ -2,6 +2,8 @@
 
     python tests/http_peer_server.py PORT [--log FILE]
 
+It exits when its stdin closes, so it cannot outlive the test process that started it.
+
 Tools: ``echo(text)``, ``header(name)``, ``pid()``, ``slow(seconds)`` (with progress; a
 cancellation is appended to the log file as ``cancelled slow``), and ``add_tool(name)``, which
 adds an echoing tool and announces it: on `subscriptions/listen` streams (2026-07-28) and as a legacy
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import threading
 
 import anyio
 import uvicorn
@@ -67,7 +71,14 @@ def build(log: str | None) -> MCPServer:
     return server
 
 
+def _exit_with_parent() -> None:
+    """Stop when stdin closes: the test that started us is gone, even if it could not stop us."""
+    sys.stdin.buffer.read()
+    os._exit(0)
+
+
 def main() -> None:
+    threading.Thread(target=_exit_with_parent, daemon=True).start()
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("--log", default=None)

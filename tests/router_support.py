@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -132,7 +133,15 @@ class HttpServer:
         args = [sys.executable, str(HTTP_SERVER), str(self.port)]
         if self.log is not None:
             args += ["--log", str(self.log)]
-        self.process = await anyio.open_process(args, stdin=None, stdout=None, stderr=None)
+        self.process = await anyio.open_process(args, stdin=subprocess.PIPE, stdout=None, stderr=None)
+        try:
+            await self._wait_until_listening()
+        except BaseException:
+            await self.kill()
+            raise
+
+    async def _wait_until_listening(self) -> None:
+        assert self.process is not None
         with anyio.fail_after(WAIT):
             while True:
                 try:

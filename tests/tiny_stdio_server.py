@@ -8,7 +8,8 @@ found", so `mcp.Client(mode="auto")` falls back to the handshake. Tools:
 - ``sleep(seconds)``: answers after a while, sending a progress notification every 0.05 s when
   the request carries a progress token; a `notifications/cancelled` for it ends it early;
 - ``add_tool(name)``: adds a tool named ``name`` (it echoes) and sends
-  ``notifications/tools/list_changed``; ``remove_tool(name)`` takes one away the same way.
+  ``notifications/tools/list_changed`` (not with ``quiet: true``); ``remove_tool(name)`` takes one
+  away the same way.
 
 ``tools/list`` is paginated, ``--page-size`` tools per page (default: all on one page).
 ``--tools N`` adds N more tools ``t0``... ``tN-1``. Every notification received from the client
@@ -87,7 +88,8 @@ def _call(request_id: Any, params: dict[str, Any]) -> None:
                 TOOLS[args["name"]] = _tool(args["name"], "An added tool.", {"text": {"type": "string"}})
             else:
                 TOOLS.pop(args["name"], None)
-        _send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        if not args.get("quiet"):
+            _send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         _text(request_id, "done")
     elif name in TOOLS:
         _text(request_id, str(args.get("text", name)))
