@@ -25,7 +25,39 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--offline", action="store_true", help="never contact a model, even if a key is set")
     demo.add_argument("--prompt", default=None, help="what to ask the model (with OPENAI_API_KEY)")
     demo.set_defaults(run=_run_demo)
+
+    chat = commands.add_parser(
+        "chat",
+        help="talk to a model that uses the tools of the peers in a config file",
+        description="Connect the peers of an mcpServers config file and hold a conversation with an "
+        "OpenAI-compatible model (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL) that calls their tools. "
+        "Prompts come from --prompt, else one per line of standard input.",
+    )
+    chat.add_argument("--config", required=True, help="an mcpServers JSON file (as desktop MCP hosts use)")
+    chat.add_argument("--prompt", action="append", default=[], help="a user message (repeatable)")
+    chat.add_argument("--model", default=None, help="the model (default: $OPENAI_MODEL)")
+    chat.add_argument("--system", default=None, help="a system message")
+    chat.add_argument("--max-turns", type=int, default=10, help="requests per user message (default: 10)")
+    chat.add_argument("--strict", choices=["auto", "on", "off"], default="auto", help="strict tool schemas")
+    chat.add_argument("--media", choices=["describe", "attach"], default="describe", help="images from tools")
+    chat.add_argument("--max-tools", type=int, default=128, help="tools per request (default: 128)")
+    chat.set_defaults(run=_run_chat)
     return parser
+
+
+def _run_chat(args: argparse.Namespace) -> int:
+    from ._chat import run_chat_command
+
+    return run_chat_command(
+        config=args.config,
+        prompts=args.prompt,
+        model=args.model,
+        system=args.system,
+        max_turns=args.max_turns,
+        strict=args.strict,
+        media=args.media,
+        max_tools=args.max_tools,
+    )
 
 
 def _run_demo(args: argparse.Namespace) -> int:
