@@ -158,8 +158,8 @@ class ParticipantTransport:
             tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tg.cancel_scope.cancel)
             tg.start_soon(channel.pump, out_recv)
-        except BaseException as exc:
-            await stack.__aexit__(type(exc), exc, exc.__traceback__)
+        except BaseException:
+            await stack.aclose()
             raise
         self._stack = stack
         return in_recv, out_send

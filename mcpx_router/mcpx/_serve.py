@@ -23,6 +23,7 @@ from ._gateway import Gateway
 from ._gateway_state import GatewayConfig, TokenGrant
 
 logger = logging.getLogger("mcpx_router.mcpx.gateway")
+_GRACE = 2.0
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -45,13 +46,14 @@ def _url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-async def _serve(gateway: Gateway, sock: socket.socket, shutdown: Callable[[], Awaitable[None]]) -> None:
+async def _serve(
+    asgi: Any, sock: socket.socket, shutdown: Callable[[], Awaitable[None]], max_message_bytes: int
+) -> None:
     config = Config()
     config.accesslog = None
     config.errorlog = logger
-    config.graceful_timeout = 2.0
-    config.websocket_max_message_size = gateway.config.max_message_bytes
-    asgi: Any = gateway.app
+    config.graceful_timeout = _GRACE
+    config.websocket_max_message_size = max_message_bytes
     app = wrap_app(asgi, config.wsgi_max_body_size, "asgi")
     sockets = Sockets(secure_sockets=[], insecure_sockets=[sock], quic_sockets=[])
     if sniffio.current_async_library() == "trio":
@@ -62,6 +64,47 @@ async def _serve(gateway: Gateway, sock: socket.socket, shutdown: Callable[[], A
         from hypercorn.asyncio.run import worker_serve as asyncio_serve
 
         await asyncio_serve(app, config, sockets=sockets, shutdown_trigger=shutdown)
+
+
+@asynccontextmanager
+async def serve_asgi(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    max_message_bytes: int = 16 * 1024 * 1024,
+    on_shutdown: Callable[[], None] | None = None,
+) -> AsyncIterator[str]:
+    """Serve any ASGI app with Hypercorn on the running backend; yield its base URL."""
+    sock = _listen(host, port)
+    stop = anyio.Event()
+    stopped = anyio.Event()
+    # Hypercorn must see its shutdown trigger rather than a cancellation (its asyncio worker does
+    # not survive being cancelled mid-shutdown), so it runs shielded and is cancelled only if it
+    # overstays its graceful period.
+    serve_scope = anyio.CancelScope(shield=True)
+
+    async def serve() -> None:
+        try:
+            with serve_scope:
+                await _serve(app, sock, stop.wait, max_message_bytes)
+        finally:
+            stopped.set()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve)
+            try:
+                yield _url(sock)
+            finally:
+                if on_shutdown is not None:
+                    on_shutdown()
+                stop.set()
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_GRACE + 2.0):
+                    await stopped.wait()
+                serve_scope.cancel()
+    finally:
+        sock.close()
 
 
 @asynccontextmanager
@@ -76,18 +119,10 @@ async def run_gateway(
 
     Port 0 picks a free port. On exit every participant is disconnected (code 1001)."""
     gw = gateway if gateway is not None else Gateway(config)
-    sock = _listen(host, port)
-    stop = anyio.Event()
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_serve, gw, sock, stop.wait)
-            try:
-                yield _url(sock)
-            finally:
-                gw.close_all()
-                stop.set()
-    finally:
-        sock.close()
+    async with serve_asgi(
+        gw.app, host=host, port=port, max_message_bytes=gw.config.max_message_bytes, on_shutdown=gw.close_all
+    ) as url:
+        yield url
 
 
 async def serve_gateway(

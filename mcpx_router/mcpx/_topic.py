@@ -153,14 +153,19 @@ class TopicClient:
     async def __aenter__(self) -> Self:
         if self._stack is not None:
             raise RuntimeError("a TopicClient can be entered only once")
+        self._closing = False
         self._stack = AsyncExitStack()
         await self._stack.__aenter__()
         try:
             tg = await self._stack.enter_async_context(anyio.create_task_group())
             self._stack.callback(tg.cancel_scope.cancel)  # runs first on exit: stop the connection task
             await tg.start(self._run)
-        except BaseException as exc:
-            await self._stack.__aexit__(type(exc), exc, exc.__traceback__)
+        except BaseException:
+            # Unwind without handing the error to the task group: it would come out wrapped in an
+            # exception group, and the caller should see e.g. MCPxAuthError itself.
+            stack, self._stack = self._stack, None
+            self._closing = True
+            await stack.aclose()
             raise
         return self
 
@@ -168,7 +173,8 @@ class TopicClient:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._closing = True
-        assert self._stack is not None
+        if self._stack is None:
+            return
         try:
             await self._stack.__aexit__(exc_type, exc, tb)
         finally:

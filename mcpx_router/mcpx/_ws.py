@@ -221,9 +221,11 @@ async def _handshake(
             events = list(conn.events())
         except (RemoteProtocolError, LocalProtocolError) as exc:
             raise MCPxConnectionError(f"bad handshake response: {exc}") from None
-        for event in events:
+        for index, event in enumerate(events):
             if isinstance(event, AcceptConnection):
-                return WebSocket(stream, conn, max_message)
+                ws = WebSocket(stream, conn, max_message)
+                ws._events.extend(events[index + 1 :])  # frames that came with the 101 response
+                return ws
             if isinstance(event, RejectConnection):
                 status = event.status_code
                 if not event.has_body:
