@@ -1,0 +1,67 @@
+"""The one entry point: `python -m benchmarks [--quick] [--backend trio] [dispatch|catalogue ...]`.
+
+Every figure is a ratio against a baseline measured in the same run, interleaved with it, so
+a noisy machine moves both sides alike. The summary at the end is a Markdown table, ready for
+docs/benchmarks.md. The exit status is 0 even when a target is missed: these are measurements,
+not tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from . import catalogue, dispatch
+from ._common import Row, Settings, machine, print_table, revision
+
+BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
+    dispatch.NAME: dispatch.run,
+    catalogue.NAME: catalogue.run,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description="Benchmarks of mcpx_router against the plain mcp client."
+    )
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer repetitions: a smoke run, noisier figures"
+    )
+    parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio", help="anyio backend")
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.names if name not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+    names = args.names or list(BENCHMARKS)
+    settings = Settings(quick=args.quick, backend=args.backend)
+
+    command = "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv)
+    print(f"{command.strip()}  ({datetime.date.today().isoformat()})")
+    print(f"machine: {machine()}; anyio backend: {settings.backend}")
+    print(f"mcpx_router: {revision()}")
+    rows: list[Row] = []
+    started = time.perf_counter()
+    for name in names:
+        print(f"\n== {name} ==")
+        rows += anyio.run(BENCHMARKS[name], settings, backend=settings.backend)
+    print(f"\n== summary ({time.perf_counter() - started:.0f} s) ==")
+    print_table(rows)
+    missed = [row for row in rows if row.passed is False]
+    if missed:
+        print(f"\n{len(missed)} target(s) missed: " + "; ".join(row.metric for row in missed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
