@@ -9,6 +9,7 @@ protocol version 2024-11-05 and implements neither `ping` nor `server/discover`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -18,12 +19,14 @@ import anyio
 import pytest
 from mcp import Client
 from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from mcpx_router.mcpx import (
     GatewayErrorEvent,
     MCPxAuthError,
+    MCPxConnectionError,
     PresenceEvent,
     TopicClient,
     static_token,
@@ -54,8 +57,17 @@ def peer_answer(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 async def quirky_endpoint(websocket: WebSocket) -> None:
+    token = websocket.headers.get("authorization")
+    if token == "Bearer refuse":
+        await websocket.send_denial_response(PlainTextResponse("no such token", status_code=403))
+        return
     await websocket.accept()
-    if websocket.headers.get("authorization") != "Bearer good":
+    if token == "Bearer mute":
+        with contextlib.suppress(WebSocketDisconnect):
+            await websocket.receive_text()
+        return
+    if token != "Bearer good":
+        await websocket.send_text(json.dumps({"error": "unauthorized", "details": "bad token"}))
         await websocket.close(1008, "authentication failed")
         return
     send = websocket.send_text
@@ -138,4 +150,19 @@ async def test_error_frames_reach_subscribers(quirky_url: str) -> None:
 async def test_close_1008_is_an_auth_error(quirky_url: str) -> None:
     with pytest.raises(MCPxAuthError, match="authentication failed"):
         async with TopicClient(quirky_url, "room", "me", token_provider=static_token("bad")):
+            pass
+
+
+async def test_a_refused_upgrade_is_an_auth_error(quirky_url: str) -> None:
+    with pytest.raises(MCPxAuthError, match="403: no such token"):
+        async with TopicClient(quirky_url, "room", "me", token_provider=static_token("refuse")):
+            pass
+
+
+async def test_a_gateway_that_never_welcomes_times_out(quirky_url: str) -> None:
+    ws_url = quirky_url.replace("http", "ws")  # ws:// base URLs work as well
+    with pytest.raises(MCPxConnectionError, match="no welcome"):
+        async with TopicClient(
+            ws_url, "room", "me", token_provider=static_token("mute"), welcome_timeout=0.5
+        ):
             pass

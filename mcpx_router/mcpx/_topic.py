@@ -21,13 +21,14 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Protocol, Self
+from typing import Any, Final, Protocol, Self
 
 import anyio
 from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._auth import TokenProvider, dev_token_provider, websocket_url
+from ._channel import ParticipantTransport
 from ._envelope import (
     Envelope,
     ErrorFrame,
@@ -43,9 +44,6 @@ from ._envelope import (
 from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError
 from ._rpc import CONNECTION_CLOSED, METHOD_NOT_FOUND, classify, error_response, same_id
 from ._ws import WebSocket, WebSocketClosed, connect_websocket
-
-if TYPE_CHECKING:
-    from ._channel import ParticipantTransport
 
 logger = logging.getLogger("mcpx_router.mcpx")
 
@@ -217,8 +215,12 @@ class TopicClient:
             finally:
                 self._outbox = None
                 outbox_send.close()
-                if not self._closing:
-                    self._connection_lost(reason if ws.closed is None else str(ws.closed))
+                if self._closing:
+                    self._end_sessions("topic client closed")
+                else:
+                    reason = reason if ws.closed is None else str(ws.closed)
+                    self._set_state(ConnectionState.LOST, reason)
+                    self._end_sessions(f"connection lost: {reason}")
 
     async def _await_welcome(self, ws: WebSocket) -> list[str]:
         """Read until the welcome; return the frames that came before it (presence is applied)."""
@@ -303,8 +305,6 @@ class TopicClient:
 
     def participant_transport(self, participant_id: str) -> ParticipantTransport:
         """An MCP `Transport` to one participant; use it with `mcp.Client`."""
-        from ._channel import ParticipantTransport
-
         return ParticipantTransport(self, participant_id)
 
     async def send(self, envelope: Envelope) -> None:
@@ -521,11 +521,10 @@ class TopicClient:
         if self._handler is not None:
             self._handler.on_peer_gone(peer)
 
-    def _connection_lost(self, reason: str) -> None:
-        self._set_state(ConnectionState.LOST, reason)
+    def _end_sessions(self, reason: str) -> None:
         for channels in list(self._channels.values()):
             for channel in list(channels):
-                channel.close_inbound(f"connection lost: {reason}")
+                channel.close_inbound(reason)
         self._channels.clear()
         self._pending.clear()
         if self._handler is not None:
