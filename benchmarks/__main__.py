@@ -16,12 +16,13 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from . import catalogue, dispatch
+from . import bench_router, catalogue, dispatch
 from ._common import Row, Settings, machine, print_table, revision
 
 BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     dispatch.NAME: dispatch.run,
     catalogue.NAME: catalogue.run,
+    bench_router.NAME: bench_router.run,
 }
 
 

@@ -256,7 +256,8 @@ class Member:
     async def _follow_changes(self) -> None:
         while True:
             await self._changed.wait()
-            await anyio.sleep(self._settings.refresh_debounce)
+            if self._settings.refresh_debounce > 0:
+                await anyio.sleep(self._settings.refresh_debounce)
             self._changed = anyio.Event()
             try:
                 await self.refresh()
