@@ -308,11 +308,11 @@ async def bridge_stdio_server(
         async with anyio.create_task_group() as tg:
             tg.start_soon(bridge._read_stdout)
             tg.start_soon(bridge._write_stdin)
-            topic._set_handler(bridge)
+            topic._routes.set_handler(bridge)
             try:
                 yield bridge
             finally:
-                topic._set_handler(None)
+                topic._routes.set_handler(None)
                 await bridge._shutdown(shutdown_grace)
                 tg.cancel_scope.cancel()
     finally:

@@ -85,7 +85,7 @@ class _ClientChannel:
 
     def forget_all(self) -> None:
         for env_id in self._sent.values():
-            self.topic._forget_response(env_id)
+            self.topic._routes.forget_response(env_id)
         self._sent.clear()
 
     # the outbound pump
@@ -110,18 +110,18 @@ class _ClientChannel:
             key = id_key(params.get("requestId")) if isinstance(params, dict) else None
             env_id = self._sent.pop(key, None) if key is not None else None
             if env_id is not None:
-                topic._forget_response(env_id)
+                topic._routes.forget_response(env_id)
         env = topic.envelope("mcp", payload, to=(peer,), correlation_id=correlation_id)
         if kind == "request":
             key = id_key(payload["id"])
             assert key is not None
             self._sent[key] = env.id
-            topic._expect_response(env.id, peer, payload["id"], self.on_response)
+            topic._routes.expect_response(env.id, peer, payload["id"], self.on_response)
         try:
             await topic.send(env)
         except MCPxConnectionError as exc:
             if kind == "request":
-                topic._forget_response(env.id)
+                topic._routes.forget_response(env.id)
                 self.on_response(error_response(payload["id"], CONNECTION_CLOSED, str(exc)), env)
             else:
                 logger.debug("could not send to %r: %s", peer, exc)
@@ -154,7 +154,7 @@ class ParticipantTransport:
             channel = _ClientChannel(self.topic, self.peer, in_send)
             self.topic._add_channel(self.peer, channel)
             stack.callback(channel.forget_all)
-            stack.callback(self.topic._remove_channel, self.peer, channel)
+            stack.callback(self.topic._routes.remove_channel, self.peer, channel)
             tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tg.cancel_scope.cancel)
             tg.start_soon(channel.pump, out_recv)

@@ -70,7 +70,7 @@ class _ServerSession:
         finally:
             self.in_send.close()
             for env_id in self.sent.values():
-                owner.topic._forget_response(env_id)
+                owner.topic._routes.forget_response(env_id)
             owner._session_ended(self)
 
     def deliver(self, payload: dict[str, Any], envelope: Envelope) -> None:
@@ -132,7 +132,7 @@ class _ServerSession:
                     key = id_key(payload["id"])
                     assert key is not None
                     self.sent[key] = env.id
-                    topic._expect_response(env.id, peer, payload["id"], self.on_response)
+                    topic._routes.expect_response(env.id, peer, payload["id"], self.on_response)
                 try:
                     await topic.send(env)
                 except MCPxConnectionError as exc:
@@ -226,10 +226,10 @@ async def serve_participant(
             max_sessions=max_sessions,
             shutdown_grace=shutdown_grace,
         )
-        topic._set_handler(handler)
+        topic._routes.set_handler(handler)
         try:
             yield handler
         finally:
-            topic._set_handler(None)
+            topic._routes.set_handler(None)
             handler.on_connection_lost()
             tg.cancel_scope.deadline = anyio.current_time() + shutdown_grace

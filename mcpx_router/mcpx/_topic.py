@@ -17,11 +17,11 @@ from __future__ import annotations
 import enum
 import logging
 import ssl
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, Protocol, Self
+from typing import Any, Final, Self
 
 import anyio
 from anyio.abc import TaskStatus
@@ -42,15 +42,11 @@ from ._envelope import (
     parse_welcome,
 )
 from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError
-from ._rpc import CONNECTION_CLOSED, METHOD_NOT_FOUND, classify, error_response, same_id
+from ._routes import PeerChannel, Routes
 from ._ws import WebSocket, WebSocketClosed, connect_websocket
 
 logger = logging.getLogger("mcpx_router.mcpx")
 
-CLIENT_BOUND_REQUESTS: Final = frozenset({"sampling/createMessage", "roots/list", "elicitation/create"})
-SERVER_BOUND_NOTIFICATIONS: Final = frozenset(
-    {"notifications/initialized", "notifications/roots/list_changed", "notifications/cancelled"}
-)
 _OUTBOX_SIZE: Final = 1024
 
 
@@ -85,30 +81,6 @@ class GatewayErrorEvent:
 
 
 TopicEvent = PresenceEvent | ConnectionEvent | GatewayErrorEvent
-ResponseSink = Callable[[dict[str, Any], Envelope], None]
-
-
-class InboundHandler(Protocol):
-    """What `serve_participant` and the bridge implement to answer requests addressed to us."""
-
-    def on_request(self, peer: str, payload: dict[str, Any], envelope: Envelope) -> None: ...
-    def on_notification(self, peer: str, payload: dict[str, Any], envelope: Envelope) -> None: ...
-    def on_peer_gone(self, peer: str) -> None: ...
-    def on_connection_lost(self) -> None: ...
-
-
-class PeerChannel(Protocol):
-    """One client-side MCP session with a peer (see `_channel.ParticipantTransport`)."""
-
-    def deliver(self, payload: dict[str, Any], envelope: Envelope) -> None: ...
-    def close_inbound(self, reason: str) -> None: ...
-
-
-@dataclass(slots=True)
-class _Pending:
-    peer: str
-    request_id: int | str
-    sink: ResponseSink
 
 
 class TopicClient:
@@ -139,9 +111,7 @@ class TopicClient:
         self._roster: dict[str, ParticipantInfo] = {}
         self._history: tuple[Envelope, ...] = ()
         self._subscribers: set[MemoryObjectSendStream[TopicEvent]] = set()
-        self._channels: dict[str, list[PeerChannel]] = {}
-        self._pending: dict[str, _Pending] = {}
-        self._handler: InboundHandler | None = None
+        self._routes = Routes(self)
         self._outbox: MemoryObjectSendStream[str] | None = None
         self._stack: AsyncExitStack | None = None
         self._closing = False
@@ -216,11 +186,11 @@ class TopicClient:
                 self._outbox = None
                 outbox_send.close()
                 if self._closing:
-                    self._end_sessions("topic client closed")
+                    self._routes.end_all("topic client closed")
                 else:
                     reason = reason if ws.closed is None else str(ws.closed)
                     self._set_state(ConnectionState.LOST, reason)
-                    self._end_sessions(f"connection lost: {reason}")
+                    self._routes.end_all(f"connection lost: {reason}")
 
     async def _await_welcome(self, ws: WebSocket) -> list[str]:
         """Read until the welcome; return the frames that came before it (presence is applied)."""
@@ -349,30 +319,10 @@ class TopicClient:
             return False
         return True
 
-    def _set_handler(self, handler: InboundHandler | None) -> None:
-        if handler is not None and self._handler is not None:
-            raise RuntimeError("this topic client already serves MCP requests")
-        self._handler = handler
-
     def _add_channel(self, peer: str, channel: PeerChannel) -> None:
         if self._state is not ConnectionState.CONNECTED:
             raise MCPxConnectionError(f"topic {self.topic!r} is not connected ({self._state.value})")
-        self._channels.setdefault(peer, []).append(channel)
-
-    def _remove_channel(self, peer: str, channel: PeerChannel) -> None:
-        channels = self._channels.get(peer, [])
-        if channel in channels:
-            channels.remove(channel)
-        if not channels:
-            self._channels.pop(peer, None)
-
-    def _expect_response(
-        self, envelope_id: str, peer: str, request_id: int | str, sink: ResponseSink
-    ) -> None:
-        self._pending[envelope_id] = _Pending(peer, request_id, sink)
-
-    def _forget_response(self, envelope_id: str) -> None:
-        self._pending.pop(envelope_id, None)
+        self._routes.add_channel(peer, channel)
 
     # -- inbound ------------------------------------------------------------------------------
 
@@ -389,7 +339,7 @@ class TopicClient:
         elif frame.kind == "system":
             self._on_system(frame)
         else:
-            self._on_mcp(frame)
+            self._routes.on_mcp(frame)
 
     def _on_error_frame(self, frame: ErrorFrame) -> None:
         logger.warning("topic %r: gateway error %s: %s", self.topic, frame.error, frame.details)
@@ -410,10 +360,8 @@ class TopicClient:
             return
         logger.warning("topic %r: gateway error %s: %s", self.topic, error.error, error.message)
         self._publish(GatewayErrorEvent(error.error, error.message, error.details, env.correlation_id))
-        pending = self._pending.pop(env.correlation_id, None) if env.correlation_id else None
-        if pending is not None:  # the gateway could not deliver our request: fail it now
-            text = f"gateway refused the request: {error.message or error.error}"
-            pending.sink(error_response(pending.request_id, CONNECTION_CLOSED, text), env)
+        text = f"gateway refused the request: {error.message or error.error}"
+        self._routes.fail_request(env.correlation_id, text, env)
 
     def _on_presence(self, env: Envelope) -> None:
         presence = parse_presence(env)
@@ -427,11 +375,11 @@ class TopicClient:
             rejoined = info.id in self._roster
             self._roster[info.id] = info
             if rejoined:
-                self._peer_gone(info.id, "participant reconnected")
+                self._routes.peer_gone(info.id, "participant reconnected")
             self._publish(PresenceEvent("join", info, rejoined=rejoined))
         elif presence.event == "leave":
             known = self._roster.pop(info.id, None)
-            self._peer_gone(info.id, "participant left")
+            self._routes.peer_gone(info.id, "participant left")
             self._publish(PresenceEvent("leave", known or info))
         elif info.id not in self._roster:  # a heartbeat from someone we missed
             self._roster[info.id] = info
@@ -441,94 +389,12 @@ class TopicClient:
         new = {p.id: p for p in participants if p.id not in (self.participant_id, self.requested_id)}
         for pid in [pid for pid in self._roster if pid not in new]:
             info = self._roster.pop(pid)
-            self._peer_gone(pid, "participant left")
+            self._routes.peer_gone(pid, "participant left")
             self._publish(PresenceEvent("leave", info))
         for pid, info in new.items():
             if pid not in self._roster:
                 self._roster[pid] = info
                 self._publish(PresenceEvent("join", info))
-
-    def _on_mcp(self, env: Envelope) -> None:
-        peer = env.sender
-        if peer == self.participant_id:
-            logger.debug("topic %r: dropping the echo of our own envelope %s", self.topic, env.id)
-            return
-        if not env.addressed_to(self.participant_id):
-            return  # traffic between others
-        payload: dict[str, Any] = env.payload
-        kind = classify(payload)
-        if kind == "response":
-            self._on_response(peer, payload, env)
-        elif kind == "request":
-            self._on_request(peer, payload, env)
-        elif kind == "notification":
-            self._on_notification(peer, payload, env)
-        else:
-            logger.warning("topic %r: dropping a non-JSON-RPC mcp payload from %r", self.topic, peer)
-
-    def _on_response(self, peer: str, payload: dict[str, Any], env: Envelope) -> None:
-        pending = self._pending.get(env.correlation_id) if env.correlation_id else None
-        if pending is None or pending.peer != peer or not same_id(pending.request_id, payload.get("id")):
-            logger.warning(
-                "topic %r: dropping an unmatched response from %r (correlation_id=%r, id=%r)",
-                self.topic,
-                peer,
-                env.correlation_id,
-                payload.get("id"),
-            )
-            return
-        del self._pending[env.correlation_id]  # type: ignore[arg-type]
-        pending.sink(payload, env)
-
-    def _on_request(self, peer: str, payload: dict[str, Any], env: Envelope) -> None:
-        if env.to != (self.participant_id,):
-            logger.warning("topic %r: ignoring a request from %r not addressed to us alone", self.topic, peer)
-            return
-        method = payload["method"]
-        channels = self._channels.get(peer)
-        if method in CLIENT_BOUND_REQUESTS and channels:
-            channels[-1].deliver(payload, env)
-        elif self._handler is not None:
-            self._handler.on_request(peer, payload, env)
-        elif method == "ping":
-            self._reply(peer, env, {"jsonrpc": "2.0", "id": payload["id"], "result": {}})
-        else:
-            reply = error_response(
-                payload["id"], METHOD_NOT_FOUND, f"{self.participant_id} serves no {method}"
-            )
-            self._reply(peer, env, reply)
-
-    def _on_notification(self, peer: str, payload: dict[str, Any], env: Envelope) -> None:
-        method = payload["method"]
-        if method in SERVER_BOUND_NOTIFICATIONS and self._handler is not None:
-            self._handler.on_notification(peer, payload, env)
-            if method != "notifications/cancelled":
-                return
-        for channel in self._channels.get(peer, ()):
-            channel.deliver(payload, env)
-
-    def _reply(self, peer: str, request: Envelope, payload: dict[str, Any]) -> None:
-        self._send_nowait(self.envelope("mcp", payload, to=(peer,), correlation_id=request.id))
-
-    # -- state --------------------------------------------------------------------------------
-
-    def _peer_gone(self, peer: str, reason: str) -> None:
-        for channel in list(self._channels.pop(peer, ())):
-            channel.close_inbound(reason)
-        for env_id in [k for k, p in self._pending.items() if p.peer == peer]:
-            pending = self._pending.pop(env_id)
-            logger.debug("topic %r: %s; dropped pending request %r", self.topic, reason, pending.request_id)
-        if self._handler is not None:
-            self._handler.on_peer_gone(peer)
-
-    def _end_sessions(self, reason: str) -> None:
-        for channels in list(self._channels.values()):
-            for channel in list(channels):
-                channel.close_inbound(reason)
-        self._channels.clear()
-        self._pending.clear()
-        if self._handler is not None:
-            self._handler.on_connection_lost()
 
     def _set_state(self, state: ConnectionState, reason: str | None = None) -> None:
         if state is self._state:
