@@ -6,6 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ._peer_commands import add_peer_commands
+
 __all__ = ["main"]
 
 
@@ -42,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--media", choices=["describe", "attach"], default="describe", help="images from tools")
     chat.add_argument("--max-tools", type=int, default=128, help="tools per request (default: 128)")
     chat.set_defaults(run=_run_chat)
+    add_peer_commands(commands)
     return parser
 
 

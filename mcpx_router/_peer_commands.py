@@ -1,0 +1,134 @@
+"""`mcpx-router tools` and `mcpx-router call`: the peers of an `mcpServers` config, from a shell.
+
+mcpx-router tools --config mcp.json            # the merged catalogue, one tool a line
+mcpx-router tools --config mcp.json --json     # the Chat Completions `tools` list
+mcpx-router call time__get_current_time '{"timezone": "UTC"}' --config mcp.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from ._errors import RouterError
+from ._router import Router
+from .peers import PeerSpec, load_config
+
+__all__ = ["add_peer_commands"]
+
+
+def add_peer_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the `tools` and `call` subcommands."""
+    config_help = "an mcpServers JSON file, as desktop MCP hosts use (default: mcp.json)"
+    tools = commands.add_parser(
+        "tools",
+        help="list the merged tool catalogue of the peers in a config file",
+        description="Connect every server of an mcpServers config file and print the tools they offer, "
+        "under the public names a model calls them by. Peers that cannot be reached are reported on "
+        "standard error (exit status 1); the others are still listed.",
+    )
+    tools.add_argument("--config", default="mcp.json", help=config_help)
+    tools.add_argument(
+        "--json", action="store_true", help="print the Chat Completions `tools` list as JSON instead"
+    )
+    tools.set_defaults(run=_run_tools)
+    call = commands.add_parser(
+        "call",
+        help="call one tool of a peer in a config file and print the answer",
+        description="Call a tool by its public name (as `tools` lists it) with JSON arguments and print "
+        "the answer a model would get. Exit status 1 if the answer is an error.",
+    )
+    call.add_argument("name", help="the tool's public name, e.g. time__get_current_time")
+    call.add_argument("arguments", nargs="?", default="{}", help="a JSON object (default: {})")
+    call.add_argument("--config", default="mcp.json", help=config_help)
+    call.add_argument("--timeout", type=float, default=60.0, help="seconds the call may take (default: 60)")
+    call.set_defaults(run=_run_call)
+
+
+def _run_tools(args: argparse.Namespace) -> int:
+    peers = _load(args.config)
+    if peers is None:
+        return 2
+    return anyio.run(_tools, peers, args.json)
+
+
+def _run_call(args: argparse.Namespace) -> int:
+    try:
+        arguments = json.loads(args.arguments)
+    except ValueError as exc:
+        return _fail(f"the arguments are not valid JSON ({exc}); give an object like '{{\"a\": 1}}'", 2)
+    if not isinstance(arguments, dict):
+        return _fail(f"the arguments must be a JSON object, not {type(arguments).__name__}", 2)
+    if not args.timeout > 0:
+        return _fail(f"--timeout must be a positive number of seconds, not {args.timeout}", 2)
+    peers = _load(args.config)
+    if peers is None:
+        return 2
+    return anyio.run(_call, peers, args.name, arguments, args.timeout)
+
+
+async def _tools(peers: Mapping[str, PeerSpec], as_json: bool) -> int:
+    async with Router() as router:
+        failed = await _join(router, peers)
+        # Peers join concurrently; list them in the config's order.
+        tools = [tool for peer in peers for tool in router.adapter.tools_of(peer)]
+        if as_json:
+            chat = {entry["function"]["name"]: entry for entry in router.get_openai_tools(max_tools=None)}
+            print(json.dumps([chat[tool.name] for tool in tools], indent=2, ensure_ascii=False))
+        else:
+            width = max((len(tool.name) for tool in tools), default=0)
+            for tool in tools:
+                summary = (tool.source.description or tool.source.title or "").strip().splitlines()
+                print(f"{tool.name:<{width}}  {summary[0] if summary else ''}".rstrip())
+            joined = [peer for peer in peers if peer in router.peers]
+            print(f"{len(tools)} tools from {len(joined)} peer(s): {', '.join(joined) or 'none'}")
+    return 1 if failed else 0
+
+
+async def _call(peers: Mapping[str, PeerSpec], name: str, arguments: dict[str, Any], limit: float) -> int:
+    async with Router() as router:
+        # Most names start with their peer's id: try that peer alone before starting every server.
+        owners = sorted((p for p in peers if name.startswith(f"{p}__")), key=len, reverse=True)
+        first = {owner: peers[owner] for owner in owners[:1]}
+        if not first or await _join(router, first) or name not in {t.name for t in router.tools}:
+            await _join(router, {p: spec for p, spec in peers.items() if p not in router.peers})
+        outcome = await router.call(name, arguments, call_timeout=limit)
+    if outcome.is_error:
+        return _fail(outcome.text, 1)
+    print(outcome.text)
+    return 0
+
+
+async def _join(router: Router, peers: Mapping[str, PeerSpec]) -> list[str]:
+    """Join each peer; report those that cannot join on standard error and return their ids."""
+    failed: list[str] = []
+
+    async def one(peer: str, spec: PeerSpec) -> None:
+        try:
+            await router.join(peer, spec)
+        except RouterError as exc:
+            failed.append(peer)
+            print(f"mcpx-router: {exc}", file=sys.stderr)
+
+    async with anyio.create_task_group() as tg:
+        for peer, spec in peers.items():
+            tg.start_soon(one, peer, spec)
+    return failed
+
+
+def _load(path: str) -> dict[str, PeerSpec] | None:
+    try:
+        return load_config(path)
+    except RouterError as exc:
+        _fail(str(exc), 2)
+        return None
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"mcpx-router: {message}", file=sys.stderr)
+    return code
