@@ -29,6 +29,7 @@ from ._auth import static_token
 from ._envelope import Envelope
 from ._errors import BridgeError, MCPxError
 from ._rpc import INTERNAL_ERROR, METHOD_NOT_FOUND, IdKey, classify, error_response, id_key
+from ._signals import until_signalled
 from ._topic import TopicClient
 
 logger = logging.getLogger("mcpx_router.mcpx.bridge")
@@ -345,10 +346,12 @@ def bridge_main(
     gateway_url: str, topic: str, participant_id: str, command: Sequence[str], *, token: str | None = None
 ) -> int:
     """Blocking entry point for `mcpx-router bridge`; returns an exit status."""
+
+    async def main() -> int:
+        return await run_bridge(gateway_url, topic, participant_id, command, token=token)
+
     try:
-        return anyio.run(lambda: run_bridge(gateway_url, topic, participant_id, command, token=token))
-    except KeyboardInterrupt:
-        return 0
+        return anyio.run(lambda: until_signalled(main, on_signal=0))
     except MCPxError as exc:
         print(f"mcpx bridge: {exc}", file=sys.stderr)
         return 1

@@ -21,6 +21,7 @@ from hypercorn.utils import wrap_app
 
 from ._gateway import Gateway
 from ._gateway_state import GatewayConfig, TokenGrant
+from ._signals import until_signalled
 
 logger = logging.getLogger("mcpx_router.mcpx.gateway")
 _GRACE = 2.0
@@ -151,14 +152,15 @@ def gateway_main(
     def ready(url: str) -> None:
         print(f"MCPx gateway listening on {url} (WebSocket {url.replace('http', 'ws', 1)}/v0/ws)", flush=True)
 
-    try:
-        anyio.run(lambda: serve_gateway(host, port, config=config, on_ready=ready), backend=backend)
-    except KeyboardInterrupt:
+    async def main() -> int:
+        await serve_gateway(host, port, config=config, on_ready=ready)
         return 0
+
+    try:
+        return anyio.run(lambda: until_signalled(main, on_signal=0), backend=backend)
     except OSError as exc:
         print(f"mcpx gateway: {exc}", file=sys.stderr)
         return 1
-    return 0
 
 
 def gateway_cli(argv: Sequence[str] | None = None) -> int:
