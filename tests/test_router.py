@@ -147,7 +147,7 @@ async def test_a_changed_tool_list_is_followed(mode: str) -> None:
 
 async def test_legacy_notifications_from_a_stdio_peer_and_removed_tools() -> None:
     async with Router() as router:
-        before = await router.join("s", tiny())
+        before = await router.join("s", tiny("--page-size", "2"))  # every re-listing reads 3 pages
         with router.events() as events:
             await router.call("s__add_tool", {"name": "extra"})
             added = await next_event(events, ToolsChanged)
@@ -306,6 +306,25 @@ async def test_events_end_with_the_router() -> None:
             await router.join("g", growing_server())
         # Leaving the Router closes the stream: `collect` ends by itself.
     assert [type(e) for e in collected] == [PeerJoined, PeerLeft]
+
+
+async def test_a_given_session_that_fails_makes_its_peer_leave() -> None:
+    params = mcp.StdioServerParameters(command=tiny().command, args=list(tiny().args))
+    async with mcp.Client(params) as client, Router(health_interval=0.1) as router:
+        await router.join("given", client)
+        pid = int((await router.call("given__pid", {})).text)
+        with router.events() as events:
+            os.kill(pid, signal.SIGKILL)
+            left = await next_event(events, PeerLeft)
+        assert left.reason.startswith("the session of peer 'given' failed")
+        assert router.peers == () and router.tools == ()
+
+
+async def test_the_blocks_own_exception_is_not_wrapped() -> None:
+    with pytest.raises(LookupError, match="from the block"):
+        async with Router() as router:
+            await router.join("g", growing_server())
+            raise LookupError("from the block")
 
 
 async def test_a_router_is_used_once() -> None:
