@@ -58,7 +58,10 @@ def run_chat_command(
         return _fail(str(exc), 2)
     settings = {"strict": _STRICT[strict], "media": media, "max_tools": max_tools}
     source = _given(prompts) if prompts else _read(stdin or sys.stdin)
-    return anyio.run(_converse, peers, source, model, system, max_turns, settings, key or "none")
+    try:
+        return anyio.run(_converse, peers, source, model, system, max_turns, settings, key or "none")
+    except KeyboardInterrupt:
+        return 130
 
 
 async def _converse(
