@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import Any, Literal, Self, cast
 
 import anyio
+import mcp
 import mcp_types as mt
 from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses import FunctionToolParam
@@ -56,6 +57,8 @@ class _Peer:
     include: tuple[str, ...] | None = None
     exclude: tuple[str, ...] | None = None
     tool_timeouts: dict[str, float | None] = field(default_factory=dict)
+    native: bool = False
+    """An `mcp` session: it times its requests itself and tells the peer when it gives up."""
 
     def offered(self, tools: list[mt.Tool]) -> list[mt.Tool]:
         if self.include is None and not self.exclude:
@@ -210,6 +213,7 @@ class OpenAIPeerToolAdapter:
             include=_patterns("include", include),
             exclude=_patterns("exclude", exclude),
             tool_timeouts=dict(tool_timeouts or {}),
+            native=isinstance(session, mcp.Client | mcp.ClientSession),
         )
         self._catalogue.set_peer(peer_id, peer.offered(tools))
         return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))
@@ -436,20 +440,27 @@ class OpenAIPeerToolAdapter:
         except ArgumentsError as exc:
             return _error(f"{call.name} was not called. {exc}", tool)
         limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is _UNSET else call_timeout
+        deadline: anyio.CancelScope | None = None
         try:
-            with anyio.fail_after(math.inf if limit is None else limit) as deadline:
-                if peer.limiter is None:
-                    result = await self._call_peer(peer, tool, arguments, call.call_id)
-                else:
-                    async with peer.limiter:
-                        result = await self._call_peer(peer, tool, arguments, call.call_id)
+            if peer.limiter is None and (limit is None or peer.native):
+                # An mcp session bounds the request itself and sends the peer a cancellation when
+                # it gives up: no second cancel scope on the hot path.
+                result = await self._call_peer(peer, tool, arguments, call.call_id, limit)
+            else:
+                with anyio.fail_after(math.inf if limit is None else limit) as deadline:
+                    if peer.limiter is None:
+                        result = await self._call_peer(peer, tool, arguments, call.call_id, limit)
+                    else:
+                        async with peer.limiter:
+                            result = await self._call_peer(peer, tool, arguments, call.call_id, limit)
             text, is_error = render_result(result)
             text = truncate(text, self._max_output_chars)
-        except TimeoutError as exc:
-            if not deadline.cancel_called:  # the peer's own timeout, not this call's
-                return _error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {_describe(exc)}", tool)
-            return _error(f"{call.name} did not answer within {limit:g} s; the call was abandoned", tool)
         except Exception as exc:
+            timed_out = (
+                isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and limit is not None
+            ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
+            if timed_out:
+                return _error(f"{call.name} did not answer within {limit:g} s; the call was abandoned", tool)
             logger.info("call to %s on peer %r failed", tool.tool, tool.peer, exc_info=True)
             return _error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {_describe(exc)}", tool)
         if is_error:
@@ -457,11 +468,19 @@ class OpenAIPeerToolAdapter:
         return Outcome(text, False, tool, result)
 
     async def _call_peer(
-        self, peer: _Peer, tool: PublishedTool, arguments: dict[str, Any], call_id: str | None
+        self,
+        peer: _Peer,
+        tool: PublishedTool,
+        arguments: dict[str, Any],
+        call_id: str | None,
+        limit: float | None,
     ) -> mt.CallToolResult:
+        session: Any = peer.session
+        options: dict[str, Any] = {"read_timeout_seconds": limit} if peer.native and limit is not None else {}
         report = self.on_progress
         if report is None:
-            return await peer.session.call_tool(tool.tool, arguments)
+            result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, **options)
+            return result
 
         async def progress(done: float, total: float | None, text: str | None) -> None:
             try:
@@ -471,8 +490,7 @@ class OpenAIPeerToolAdapter:
                 logger.exception("on_progress raised")
 
         # mcp.Client and mcp.ClientSession take a progress callback; it is only passed when asked for.
-        session: Any = peer.session
-        result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, progress_callback=progress)
+        result = await session.call_tool(tool.tool, arguments, progress_callback=progress, **options)
         return result
 
     def _unknown_tool_message(self, name: str) -> str:

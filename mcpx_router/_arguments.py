@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, NoReturn
 from urllib.parse import unquote
 
@@ -380,7 +380,7 @@ class ArgumentValidator:
         problem: Why the schema is not used for validation, or None when it is.
     """
 
-    __slots__ = ("_validator", "problem", "schema")
+    __slots__ = ("_quick", "_validator", "problem", "schema")
 
     def __init__(self, schema: object) -> None:
         self.schema = schema
@@ -392,6 +392,7 @@ class ArgumentValidator:
             self._validator = cls(schema, registry=_REGISTRY)
         except Exception as exc:  # any failure on a peer's schema means "do not validate"
             self.problem = f"{type(exc).__name__}: {shorten(str(exc))}"
+        self._quick = quick_check(schema) if self._validator is not None else None
 
     @property
     def enabled(self) -> bool:
@@ -404,7 +405,7 @@ class ArgumentValidator:
         Each line reads `at <path>: <problem>`, e.g. `at $.options.timeout: 'abc' is not of type
         'number'`. A schema that fails while validating (a `$ref` to nowhere, ...) gives [].
         """
-        if self._validator is None:
+        if self._validator is None or (self._quick is not None and self._quick(args)):
             return []
         try:
             found = {_line(leaf) for error in self._validator.iter_errors(args) for leaf in _leaves(error)}
@@ -431,6 +432,79 @@ class ArgumentValidator:
         if problems:
             raise ArgumentsError(list_problems("The arguments do not match the tool's schema:", problems))
         return args
+
+
+_SCALAR_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    # 1.0 is an integer for some drafts and not others: the full validator decides that one.
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+}
+_QUICK_ROOT = frozenset(
+    {"type", "properties", "required", "title", "description", "$schema", "additionalProperties"}
+)
+_QUICK_PROPERTY = frozenset({"type", "title", "description", "default", "examples", "format", "enum"})
+
+
+def quick_check(schema: object) -> Callable[[Any], bool] | None:
+    """A fast test that says True only for arguments the full validator would accept.
+
+    Most tool schemas are a flat object of scalar properties; for those, checking types,
+    enums and required names directly is ten times cheaper than a full validation. Any other
+    schema gets None, and so does a value the test is unsure of: the caller then validates fully.
+    """
+    if not isinstance(schema, Mapping) or schema.get("type") != "object" or set(schema) - _QUICK_ROOT:
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, Mapping) or not isinstance(required, list) or not isinstance(extra, bool):
+        return None
+    checks: dict[str, Callable[[Any], bool]] = {}
+    for name, prop in properties.items():
+        check = _quick_property(prop)
+        if check is None:
+            return None
+        checks[name] = check
+    needed = tuple(required)
+
+    def quick(args: Any) -> bool:
+        if not isinstance(args, dict) or not all(name in args for name in needed):
+            return False
+        for name, value in args.items():
+            check = checks.get(name)
+            if check is None:
+                if not extra:
+                    return False
+            elif not check(value):
+                return False
+        return True
+
+    return quick
+
+
+def _quick_property(prop: Any) -> Callable[[Any], bool] | None:
+    if not isinstance(prop, Mapping) or set(prop) - _QUICK_PROPERTY:
+        return None
+    kind = prop.get("type")
+    kinds = [kind] if isinstance(kind, str) else kind
+    if not isinstance(kinds, list) or not kinds or not all(k in _SCALAR_CHECKS for k in kinds):
+        return None
+    tests = tuple(_SCALAR_CHECKS[k] for k in kinds)
+    enum = prop.get("enum")
+    if enum is not None:
+        if not isinstance(enum, list) or not all(isinstance(e, str | int | float) for e in enum):
+            return None
+        # Strings only: JSON Schema's equality of numbers (1 == 1.0, True != 1) is not Python's.
+        if not all(isinstance(e, str) for e in enum):
+            return None
+        allowed = frozenset(enum)
+        return lambda v: isinstance(v, str) and v in allowed and any(t(v) for t in tests)
+    if len(tests) == 1:
+        return tests[0]
+    return lambda v: any(t(v) for t in tests)
 
 
 def _leaves(error: ValidationError) -> list[ValidationError]:

@@ -42,14 +42,16 @@ class PublishedTool:
     description: str
     parameters: dict[str, Any] = field(repr=False)
     """The JSON Schema the model sees: converted (no `default`s), and strict when `strict`."""
-    source: mt.Tool = field(repr=False)
-    """The peer's own definition, untouched."""
+    input_schema: Mapping[str, Any] = field(repr=False)
+    """The peer's own input schema, untouched: what arguments are checked against."""
     strict: bool = False
     """Whether `parameters` is in OpenAI's strict subset and offered with `strict: true`."""
     strict_outcome: StrictOutcome | None = field(default=None, repr=False)
     """How the strict conversion went (None when strict mode was not asked for)."""
     string_plan: StringifyPlan | None = field(default=None, repr=False)
     """Which parameters are offered as JSON strings (None when that mode is off)."""
+    origin: tuple[str | None, str | None] = field(default=(None, None), repr=False)
+    """The peer's description and title, to tell a changed definition from the same one."""
     _validator: ArgumentValidator | None = field(default=None, init=False, repr=False)
 
     @property
@@ -59,7 +61,7 @@ class PublishedTool:
     def validator(self) -> ArgumentValidator:
         """The peer's input schema compiled for checking arguments (compiled on first use)."""
         if self._validator is None:
-            self._validator = ArgumentValidator(self.source.input_schema)
+            self._validator = ArgumentValidator(self.input_schema)
         return self._validator
 
 
@@ -153,7 +155,7 @@ class Catalogue:
         changed = old is None and bool(kept)
         for name, tool in kept.items():
             previous = before.get(name)
-            if previous is not None and _same_definition(previous.source, tool):
+            if previous is not None and _same_definition(previous, tool):
                 published[name] = previous
                 continue
             try:
@@ -233,7 +235,8 @@ class Catalogue:
                 peer, tool.name, tool.description, tool.title, limit=self._description_limit
             ),
             parameters=convert_parameters(tool.input_schema),
-            source=tool,
+            input_schema=tool.input_schema,
+            origin=(tool.description, tool.title),
         )
         self._expose(entry)
         try:
@@ -276,7 +279,6 @@ _MAX_DEPARTED = 4096
 """How many withdrawn names are remembered, to tell the model why a call to one failed."""
 
 
-def _same_definition(a: mt.Tool, b: mt.Tool) -> bool:
-    return a is b or (
-        a.description == b.description and a.title == b.title and a.input_schema == b.input_schema
-    )
+def _same_definition(published: PublishedTool, tool: mt.Tool) -> bool:
+    # Only what the model sees is compared: the listing's other fields do not change the tool offered.
+    return published.origin == (tool.description, tool.title) and published.input_schema == tool.input_schema

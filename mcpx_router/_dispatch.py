@@ -48,7 +48,7 @@ def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) 
     validator = tool.validator()
     problems = validator.errors(args)
     if problems or not validator.enabled:
-        args = repair_arguments(args, tool.source.input_schema)
+        args = repair_arguments(args, tool.input_schema)
         if problems:
             problems = validator.errors(args)
     if problems:

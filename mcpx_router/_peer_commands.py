@@ -83,7 +83,7 @@ async def _tools(peers: Mapping[str, PeerSpec], as_json: bool) -> int:
         else:
             width = max((len(tool.name) for tool in tools), default=0)
             for tool in tools:
-                summary = (tool.source.description or tool.source.title or "").strip().splitlines()
+                summary = (tool.origin[0] or tool.origin[1] or "").strip().splitlines()
                 print(f"{tool.name:<{width}}  {summary[0] if summary else ''}".rstrip())
             joined = [peer for peer in peers if peer in router.peers]
             print(f"{len(tools)} tools from {len(joined)} peer(s): {', '.join(joined) or 'none'}")

@@ -57,29 +57,46 @@ def _duplicated(structured: Any, content: Sequence[Any]) -> bool:
     texts = [block.text for block in content if getattr(block, "type", None) == "text"]
     if not texts:
         return False
-    joined = "\n".join(texts)
+    joined = "\n".join(texts) if len(texts) > 1 else texts[0]
     candidates = [structured]
     # Servers that wrap a plain return value as {"result": value} also send the value as text.
     if isinstance(structured, dict) and len(structured) == 1:
         candidates.append(next(iter(structured.values())))
+    # The cheap test first: most results that repeat themselves repeat a string verbatim.
+    if any(isinstance(c, str) and (c == joined or c in texts) for c in candidates):
+        return True
+    decoded: dict[str, Any] = {}
+
+    def carries(text: str, value: Any) -> bool:
+        """Whether `text` is `value` itself or its JSON (each text is parsed at most once)."""
+        if isinstance(value, str) and text == value:
+            return True
+        if text not in decoded:
+            decoded[text] = _loads(text)
+        return bool(decoded[text] is not _NOT_JSON and decoded[text] == value)
+
     for candidate in candidates:
-        if any(_carries(text, candidate) for text in (joined, *texts)):
+        if any(carries(text, candidate) for text in (joined, *texts)):
             return True
         # A returned list is sent one text block per item.
         if isinstance(candidate, list) and len(candidate) == len(texts):
-            if all(_carries(text, item) for text, item in zip(texts, candidate, strict=True)):
+            if all(carries(text, item) for text, item in zip(texts, candidate, strict=True)):
                 return True
     return False
 
 
-def _carries(text: str, value: Any) -> bool:
-    """Whether `text` is `value` itself or its JSON."""
-    if isinstance(value, str) and text == value:
-        return True
+_NOT_JSON: Any = object()
+_JSON_START = frozenset('{["-0123456789tfn')
+
+
+def _loads(text: str) -> Any:
+    stripped = text.lstrip()
+    if not stripped or stripped[0] not in _JSON_START:
+        return _NOT_JSON
     try:
-        return bool(json.loads(text) == value)
+        return json.loads(stripped)
     except (ValueError, RecursionError):
-        return False
+        return _NOT_JSON
 
 
 def _dump(value: Any) -> str:

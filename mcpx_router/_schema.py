@@ -71,21 +71,25 @@ def convert_parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     return converted
 
 
+_ATOMS: Final = frozenset({str, int, float, bool, type(None)})
+
+
 def _convert(schema: Mapping[str, Any], *, depth: int, active: set[int]) -> dict[str, Any]:
     if depth > MAX_DEPTH or id(schema) in active:
         return {}
     active.add(id(schema))
-    try:
-        out: dict[str, Any] = {}
-        for key, value in schema.items():
-            if key == "default":
-                continue
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if value.__class__ in _ATOMS:  # most keywords hold a string or a number: no walk needed
+            if key != "default":
+                out[key] = value
+        elif key != "default":
             out[key] = _convert_keyword(key, value, depth=depth, active=active)
-        if "default" in schema:
-            out["description"] = _with_default(out.get("description"), schema["default"])
-        return out
-    finally:
-        active.discard(id(schema))
+    if "default" in schema:
+        out["description"] = _with_default(out.get("description"), schema["default"])
+    # `active` belongs to one conversion, so an exception may leave it dirty: nothing reads it then.
+    active.discard(id(schema))
+    return out
 
 
 def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int]) -> Any:
@@ -106,20 +110,27 @@ def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int]) -> A
 
 def _copy(value: Any, depth: int = 0, active: frozenset[int] = frozenset()) -> Any:
     """Copy a plain JSON value (enum lists, const, examples) without sharing containers."""
+    if value.__class__ in _ATOMS:
+        return value
     if depth > MAX_DEPTH or id(value) in active:
         return None
     if isinstance(value, Mapping):
         inner = active | {id(value)}
         return {k: _copy(v, depth + 1, inner) for k, v in value.items()}
     if isinstance(value, list | tuple):
+        if all(v.__class__ in _ATOMS for v in value):
+            return list(value)
         inner = active | {id(value)}
         return [_copy(v, depth + 1, inner) for v in value]
     return value
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _with_default(description: Any, default: Any) -> str:
     try:
-        shown = json.dumps(default, ensure_ascii=False)
+        shown = _ENCODE(default)
     except (TypeError, ValueError, RecursionError):
         shown = reprlib.repr(default)
     note = f"Default: {shown}."

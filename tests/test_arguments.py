@@ -8,6 +8,7 @@ import json
 import urllib.request
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -1116,3 +1117,43 @@ def test_stringify_examples_are_valid(name: str) -> None:
             {"city": "x"} if name == "weather" else {"person": {"name": "x"}} if name == "people" else {}
         )
         assert validator.errors({**required, param: example}) == [], param
+
+
+# --- the quick check never accepts what full validation rejects ---------------------------------
+
+_SCALAR_TYPES = ["string", "integer", "number", "boolean", "null"]
+_quick_property = st.fixed_dictionaries(
+    {
+        "type": st.one_of(
+            st.sampled_from(_SCALAR_TYPES), st.lists(st.sampled_from(_SCALAR_TYPES), min_size=1, unique=True)
+        )
+    },
+    optional={"enum": st.lists(st.text(max_size=3), min_size=1, max_size=3), "default": st.integers()},
+)
+_quick_schema = st.builds(
+    lambda props, required, extra: {
+        "type": "object",
+        "properties": props,
+        "required": [name for name in required if name in props],
+        "additionalProperties": extra,
+    },
+    st.dictionaries(st.sampled_from("abcd"), _quick_property, max_size=4),
+    st.lists(st.sampled_from("abcd"), max_size=4, unique=True),
+    st.booleans(),
+)
+_json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3)
+)
+
+
+@given(_quick_schema, st.dictionaries(st.sampled_from("abcde"), _json_scalars, max_size=5))
+def test_quick_check_agrees_with_full_validation(schema: dict[str, Any], args: dict[str, Any]) -> None:
+    from mcpx_router._arguments import quick_check
+
+    quick = quick_check(schema)
+    assert quick is not None
+    full = jsonschema.Draft202012Validator(schema)
+    valid = list(full.iter_errors(args)) == []
+    if quick(args):
+        assert valid
+    assert (ArgumentValidator(schema).errors(args) == []) == valid
