@@ -2,9 +2,10 @@
 
 The fake gateway below (a real Starlette app on Hypercorn) sends our own presence join before the
 welcome, names the welcome under `type` with `participant_id`, lists us among the participants,
-sends history as a list of envelopes, error frames that are not envelopes, garbage, and echoes
-every frame back to its sender. It also plays a peer that answers `initialize` with the older
-protocol version 2024-11-05 and implements neither `ping` nor `server/discover`.
+sends history as a list of envelopes, error frames that are not envelopes, garbage, copies of
+replies addressed to someone else, and echoes every frame back to its sender. It also plays a
+peer that answers `initialize` with the older protocol version 2024-11-05 and implements neither
+`ping` nor `server/discover`.
 """
 
 from __future__ import annotations
@@ -96,6 +97,13 @@ async def quirky_endpoint(websocket: WebSocket) -> None:
             if payload.get("method") == "notifications/please-complain":
                 await send(json.dumps({"error": "rate_limited", "details": "slow down a little"}))
             if envelope["to"] == ["peer"] and "method" in payload and "id" in payload:
+                if payload["method"] == "tools/call":  # first a copy for someone else: not ours to take
+                    text = {"content": [{"type": "text", "text": "misaddressed"}], "isError": False}
+                    misaddressed = {"jsonrpc": "2.0", "id": payload["id"], "result": text}
+                    frame = {"id": "m", "from": "peer", "to": ["someone-else"], "kind": "mcp"}
+                    await send(
+                        json.dumps({**frame, "correlation_id": envelope["id"], "payload": misaddressed})
+                    )
                 reply = {
                     "id": str(uuid.uuid4()),
                     "from": "peer",

@@ -101,7 +101,10 @@ class Routes:
             logger.debug("topic %r: dropping the echo of our own envelope %s", self._owner.topic, env.id)
             return
         if not env.addressed_to(me):
-            return  # traffic between others
+            logger.debug(
+                "topic %r: ignoring envelope %s from %r to %s", self._owner.topic, env.id, peer, env.to
+            )
+            return
         payload: dict[str, Any] = env.payload
         kind = classify(payload)
         if kind == "response":
