@@ -379,19 +379,21 @@ class OpenAIPeerToolAdapter:
             ToolCallFormatError: An item is not a tool call of any known shape (nothing is called).
         """
         self._check_open()
-        if isinstance(tool_calls, str | bytes) or not isinstance(tool_calls, Iterable):
+        if type(tool_calls) is not list and (
+            isinstance(tool_calls, str | bytes) or not isinstance(tool_calls, Iterable)
+        ):
             raise ToolCallFormatError(f"dispatch takes a list of tool calls, not {type(tool_calls).__name__}")
         if call_timeout is not _UNSET:
             _check_timeout(call_timeout)
         calls = [parse_tool_call(item) for item in tool_calls]
-        outcomes = [_NOT_RUN] * len(calls)
-
-        async def run(index: int, call: ToolCall) -> None:
-            outcomes[index] = await self._run(call, call_timeout)
-
-        if len(calls) == 1:
-            await run(0, calls[0])
+        if len(calls) == 1:  # the usual turn: no task group needed
+            outcomes = [await self._run(calls[0], call_timeout)]
         else:
+            outcomes = [_NOT_RUN] * len(calls)
+
+            async def run(index: int, call: ToolCall) -> None:
+                outcomes[index] = await self._run(call, call_timeout)
+
             async with anyio.create_task_group() as tg:
                 for index, call in enumerate(calls):
                     tg.start_soon(run, index, call)

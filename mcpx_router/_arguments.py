@@ -95,6 +95,9 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
+_DECODE = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
 def loads(text: str) -> Any:
     """Decode strict JSON; raise ArgumentsError-ready ValueError subclasses on any failure.
 
@@ -103,7 +106,7 @@ def loads(text: str) -> Any:
         ValueError: For NaN/Infinity, numbers with too many digits, or nesting that is too deep.
     """
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return _DECODE(text)
     except RecursionError:
         raise ValueError("the JSON is nested too deeply") from None
     except json.JSONDecodeError:
@@ -200,6 +203,15 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     Raises:
         ArgumentsError: The text is not JSON, or its value is not an object.
     """
+    if type(raw) is str and raw[:1] == "{":
+        # The usual case: one JSON object. Anything unusual takes the general path below.
+        try:
+            value = _DECODE(raw)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if type(value) is dict:
+                return value
     if raw is None:
         return {}
     if isinstance(raw, Mapping):

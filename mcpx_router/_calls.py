@@ -43,6 +43,13 @@ def _get(obj: Any, key: str) -> Any:
 
 def parse_tool_call(obj: Any) -> ToolCall:
     """Recognise the shape of one tool call; raise ToolCallFormatError if it has none we know."""
+    if type(obj) is dict and obj.get("type") == "function":
+        # The common case, a Chat Completions call as a plain dict, without the general probing.
+        function, call_id = obj.get("function"), obj.get("id")
+        if type(function) is dict and type(call_id) is str and call_id:
+            name = function.get("name")
+            if type(name) is str and name:
+                return ToolCall("chat", call_id, name, function.get("arguments"))
     kind = _get(obj, "type")
     function = _get(obj, "function")
     if kind == "function_call" or (kind is None and _get(obj, "call_id") is not None):

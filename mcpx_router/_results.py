@@ -23,8 +23,13 @@ def render_result(result: mt.CallToolResult) -> tuple[str, bool]:
         >>> render_result(mt.CallToolResult(content=[mt.TextContent(type="text", text="hi")]))
         ('hi', False)
     """
-    parts = [render_content(block) for block in result.content]
-    structured = result.structured_content
+    content, structured = result.content, result.structured_content
+    if len(content) == 1 and type(content[0]) is mt.TextContent:
+        # The usual result: one text block, perhaps repeated as {"result": text}.
+        text = content[0].text
+        if structured is None or structured == text or structured == {"result": text}:
+            return text or NO_OUTPUT, bool(result.is_error)
+    parts = [render_content(block) for block in content]
     if structured is not None and not _duplicated(structured, result.content):
         parts.append(_dump(structured))
     text = "\n".join(part for part in parts if part) or NO_OUTPUT

@@ -287,9 +287,7 @@ def test_remove_defaults_docstring_example() -> None:
 
 def test_rule_2_default_value_removal() -> None:
     schema = {
-        "properties": {
-            "param": {"type": "string", "description": "A parameter", "default": "default_value"}
-        }
+        "properties": {"param": {"type": "string", "description": "A parameter", "default": "default_value"}}
     }
     assert convert_parameters(schema)["properties"] == {
         "param": {"type": "string", "description": 'A parameter. Default: "default_value".'}
