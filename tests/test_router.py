@@ -72,7 +72,7 @@ async def test_a_failed_join_leaves_nothing_behind(tmp_path: Path) -> None:
 
 
 async def test_a_connect_timeout_fails_the_join(tmp_path: Path) -> None:
-    silent = StdioPeer("sleep", ["30"])  # starts, never speaks MCP
+    silent = StdioPeer("sh", ["-c", "cat > /dev/null"])  # starts, never speaks MCP, exits with its stdin
     async with Router(connect_timeout=0.5) as router:
         with pytest.raises(PeerUnavailableError, match=r"no handshake and tool list within 0\.5 s"):
             await router.join("silent", silent)
