@@ -30,7 +30,7 @@ def _run(*args: str | os.PathLike[str]) -> None:
 
 def bootstrap() -> None:
     """Create .venv and install the package with its dev tools, once per pyproject change."""
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - this script may be started by an older python3
         sys.exit(f"mcpx_router needs Python >= 3.11, this is {sys.version.split()[0]}")
     if not PY.exists():
         venv.EnvBuilder(with_pip=True).create(VENV)

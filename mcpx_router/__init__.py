@@ -18,6 +18,7 @@ from ._errors import (
     ToolTimeoutError,
     UnknownPeerError,
     UnknownToolError,
+    UsageError,
 )
 from ._events import (
     CallProgress,
@@ -71,6 +72,7 @@ __all__ = [
     "ToolsChanged",
     "UnknownPeerError",
     "UnknownToolError",
+    "UsageError",
     "convert_parameters",
     "is_legal_name",
     "load_config",

@@ -32,6 +32,7 @@ from ._errors import (
     ToolCallFormatError,
     UnknownPeerError,
     UnknownToolError,
+    UsageError,
 )
 from ._events import CallProgress
 from ._naming import ToolKey
@@ -118,13 +119,13 @@ class OpenAIPeerToolAdapter:
         _check_limit("description_limit", description_limit, minimum=32)
         _check_limit("max_output_chars", max_output_chars, minimum=64)
         if media not in ("describe", "attach"):
-            raise ValueError(f"media must be 'describe' or 'attach', not {media!r}")
+            raise UsageError(f"media must be 'describe' or 'attach', not {media!r}")
         self._max_output_chars = max_output_chars
         self._media = media
         self._call_timeout = call_timeout
         self._max_tools = max_tools
         if strict not in (True, False, None):
-            raise ValueError(f"strict must be True, False or None, not {strict!r}")
+            raise UsageError(f"strict must be True, False or None, not {strict!r}")
         self._catalogue = Catalogue(
             description_limit=description_limit, strict=strict, json_strings=bool(json_string_params)
         )
@@ -190,7 +191,7 @@ class OpenAIPeerToolAdapter:
         if not callable(getattr(session, "call_tool", None)) or not callable(
             getattr(session, "list_tools", None)
         ):
-            raise TypeError(
+            raise UsageError(
                 f"peer {peer_id!r}: expected a connected mcp.Client or mcp.ClientSession, "
                 f"got {type(session).__name__}"
             )
@@ -199,7 +200,7 @@ class OpenAIPeerToolAdapter:
         for limit in (tool_timeouts or {}).values():
             _check_timeout(limit)
         if max_concurrency is not None and max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be at least 1 or None, not {max_concurrency!r}")
+            raise UsageError(f"max_concurrency must be at least 1 or None, not {max_concurrency!r}")
         self._joining.add(peer_id)
         try:
             tools = await self._list(peer_id, session, refresh=False)
@@ -427,7 +428,11 @@ class OpenAIPeerToolAdapter:
     def _answer(self, call: ToolCall, outcome: Outcome) -> dict[str, Any]:
         if self._media == "attach" and call.shape == "responses" and has_media(outcome.result):
             assert outcome.result is not None
-            return answer(call, responses_output(outcome.result, outcome.text, limit=self._max_output_chars))
+            heading = f"Error: {call.name} reported a failure:" if outcome.is_error else None
+            output = responses_output(
+                outcome.result, outcome.text, limit=self._max_output_chars, heading=heading
+            )
+            return answer(call, output)
         return answer(call, outcome.text)
 
     async def _run(self, call: ToolCall, call_timeout: float | None) -> Outcome:
@@ -513,15 +518,17 @@ def _patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | No
     if patterns is None:
         return None
     if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
-        raise TypeError(f"{what} must be a list of glob patterns, not {patterns!r}")
+        raise UsageError(f"{what} must be a list of glob patterns, not {patterns!r}")
     return tuple(patterns)
 
 
 def _check_limit(what: str, value: Any, *, minimum: int = 1) -> None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
-        raise ValueError(f"{what} must be an integer of at least {minimum}, or None; not {value!r}")
+        raise UsageError(f"{what} must be an integer of at least {minimum}, or None; not {value!r}")
 
 
 def _check_timeout(timeout: Any) -> None:
-    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0 or timeout != timeout):
-        raise ValueError(f"a timeout must be a positive number of seconds or None, not {timeout!r}")
+    if timeout is not None and (
+        not isinstance(timeout, int | float) or isinstance(timeout, bool) or not timeout > 0
+    ):
+        raise UsageError(f"a timeout must be a positive number of seconds or None, not {timeout!r}")

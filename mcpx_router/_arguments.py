@@ -253,6 +253,40 @@ def _not_an_object(value: object, text: str | None = None) -> str:
 # --- repair ----------------------------------------------------------------------------------
 
 
+def drop_optional_nulls(args: Mapping[str, Any], schema: object) -> dict[str, Any]:
+    """`args` without top-level nulls the schema does not take for properties it does not require.
+
+    Models often send `null` for an optional parameter they mean to leave out; the peer would
+    reject it, while leaving it out is what the model meant.
+    """
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("properties"), Mapping):
+        return dict(args)
+    properties, required = schema["properties"], schema.get("required") or ()
+    return {
+        key: value
+        for key, value in args.items()
+        if not (
+            value is None and key not in required and key in properties and not _takes_null(properties[key])
+        )
+    }
+
+
+def _takes_null(prop: Any) -> bool:
+    if not isinstance(prop, Mapping):
+        return True  # unknown shape: leave the value to the validator
+    kind = prop.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if isinstance(prop.get("enum"), list) and None in prop["enum"]:
+        return True
+    if "const" in prop and prop["const"] is None:
+        return True
+    branches = [b for key in ("anyOf", "oneOf") for b in prop.get(key) or () if isinstance(b, Mapping)]
+    if branches:
+        return any(_takes_null(b) for b in branches)
+    return kind is None  # no type ($ref, {}, ...) may allow null: the validator says
+
+
 def repair_arguments(args: Mapping[str, Any], schema: object) -> dict[str, Any]:
     """Decode strings that hold the JSON object or array the schema asks for.
 

@@ -8,7 +8,13 @@ from typing import Any
 
 import mcp_types as mt
 
-from ._arguments import ArgumentsError, list_problems, parse_arguments, repair_arguments
+from ._arguments import (
+    ArgumentsError,
+    drop_optional_nulls,
+    list_problems,
+    parse_arguments,
+    repair_arguments,
+)
 from ._catalogue import PublishedTool
 from ._jsonstring import decode_stringified
 from ._strict import strip_added_nulls
@@ -37,8 +43,10 @@ def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) 
     """The model's raw arguments as the peer expects them, or ArgumentsError for the model.
 
     Parse (an empty string means {}), drop the nulls strict mode made the model send, decode
-    JSON-string parameters, then check against the peer's original schema: a JSON string where an
-    object or array belongs is decoded; anything still wrong is listed, with paths.
+    JSON-string parameters, then check against the peer's original schema. If that finds problems,
+    repair what the model evidently meant (a `null` for an optional parameter it meant to leave
+    out, a JSON string where an object or array belongs) and check again; anything still wrong is
+    listed, with paths.
     """
     args = parse_arguments(raw)
     if tool.strict_outcome is not None:
@@ -48,7 +56,7 @@ def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) 
     validator = tool.validator()
     problems = validator.errors(args)
     if problems or not validator.enabled:
-        args = repair_arguments(args, tool.input_schema)
+        args = repair_arguments(drop_optional_nulls(args, tool.input_schema), tool.input_schema)
         if problems:
             problems = validator.errors(args)
     if problems:

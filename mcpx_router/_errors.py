@@ -15,6 +15,7 @@ of a peer during `dispatch` never raise: they become error answers the model can
     │   └── ToolTimeoutError      (also TimeoutError)
     ├── UnknownToolError          .name (also LookupError)
     ├── ToolCallFormatError       (also TypeError)
+    ├── UsageError                (also ValueError and TypeError)
     └── AdapterClosedError
 """
 
@@ -80,6 +81,10 @@ class UnknownToolError(RouterError, LookupError):
 
 class ToolCallFormatError(RouterError, TypeError):
     """The host passed something that is not a tool call in any known shape."""
+
+
+class UsageError(RouterError, ValueError, TypeError):
+    """An option or argument given to mcpx_router has the wrong type or value."""
 
 
 class AdapterClosedError(RouterError):

@@ -78,7 +78,11 @@ def _duplicated(structured: Any, content: Sequence[Any]) -> bool:
             return True
         if text not in decoded:
             decoded[text] = _loads(text)
-        return bool(decoded[text] is not _NOT_JSON and decoded[text] == value)
+        found = decoded[text]
+        # In Python True == 1: a boolean is only carried by a boolean.
+        return (
+            found is not _NOT_JSON and isinstance(found, bool) == isinstance(value, bool) and found == value
+        )
 
     for candidate in candidates:
         if any(carries(text, candidate) for text in (joined, *texts)):

@@ -822,9 +822,30 @@ async def test_unknown_peer() -> None:
 
 async def test_add_peer_with_something_that_is_not_a_session() -> None:
     async with OpenAIPeerToolAdapter() as adapter:
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError) as info:
             await adapter.add_peer("p", object())  # type: ignore[arg-type]
+        assert isinstance(info.value, mcpx_router.UsageError)
         assert adapter.peers == ()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"call_timeout": True},
+        {"call_timeout": 0},
+        {"call_timeout": float("nan")},
+        {"call_timeout": "5"},
+        {"max_tools": 0},
+        {"description_limit": 10},
+        {"media": "inline"},
+        {"strict": "yes"},
+    ],
+    ids=repr,
+)
+def test_bad_options_raise_usage_errors_from_the_one_tree(options: dict[str, Any]) -> None:
+    with pytest.raises(mcpx_router.UsageError) as info:
+        OpenAIPeerToolAdapter(**options)
+    assert isinstance(info.value, RouterError) and isinstance(info.value, ValueError)
 
 
 async def test_use_after_exit_raises_adapter_closed() -> None:

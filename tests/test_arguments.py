@@ -1157,3 +1157,33 @@ def test_quick_check_agrees_with_full_validation(schema: dict[str, Any], args: d
     if quick(args):
         assert valid
     assert (ArgumentValidator(schema).errors(args) == []) == valid
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"city": "Oslo", "days": None}, {"city": "Oslo"}),  # optional, not nullable: dropped
+        ({"city": None}, {"city": None}),  # required: the validator must say so
+        ({"city": "Oslo", "note": None}, {"city": "Oslo", "note": None}),  # nullable: kept
+        ({"city": "Oslo", "tag": None}, {"city": "Oslo", "tag": None}),  # anyOf with null: kept
+        ({"city": "Oslo", "free": None}, {"city": "Oslo", "free": None}),  # untyped: kept
+        ({"city": "Oslo", "extra": None}, {"city": "Oslo", "extra": None}),  # unknown: kept
+    ],
+)
+def test_drop_optional_nulls(args: dict[str, Any], expected: dict[str, Any]) -> None:
+    from mcpx_router._arguments import drop_optional_nulls
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer"},
+            "note": {"type": ["string", "null"]},
+            "tag": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "free": {"description": "anything"},
+        },
+        "required": ["city"],
+    }
+    before = copy.deepcopy(args)
+    assert drop_optional_nulls(args, schema) == expected
+    assert args == before

@@ -185,7 +185,7 @@ async def test_what_the_api_cannot_read_stays_described_and_failures_say_so(api:
         ]
     else:
         assert answers["c_crash"] == [
-            {"type": "input_text", "text": "Error: the tool reported a failure:"},
+            {"type": "input_text", "text": "Error: odd__crash reported a failure:"},
             {"type": "input_image", "image_url": PNG_URL},
         ]
 

@@ -444,3 +444,15 @@ def test_deeply_nested_json_text_does_not_break_rendering() -> None:
     rendered, is_error = render_result(result)
     assert rendered == deep + '\n{"depth": 100000}'
     assert not is_error
+
+
+def test_a_boolean_is_not_taken_for_a_number_when_looking_for_duplicates() -> None:
+    # json.loads("1") == True in Python; the structured `true` is not what the text "1" says.
+    result = mt.CallToolResult(
+        content=[mt.TextContent(type="text", text="1")], structured_content={"result": True}
+    )
+    assert render_result(result) == ('1\n{"result": true}', False)
+    same = mt.CallToolResult(
+        content=[mt.TextContent(type="text", text="true")], structured_content={"result": True}
+    )
+    assert render_result(same) == ("true", False)
