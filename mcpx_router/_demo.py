@@ -92,30 +92,22 @@ async def _scripted_turn(adapter: OpenAIPeerToolAdapter) -> None:
 async def _conversation(adapter: OpenAIPeerToolAdapter, prompt: str) -> int:
     from openai import AsyncOpenAI
 
+    from .loop import run_chat
+
     model = os.environ.get("OPENAI_MODEL", "gpt-4o-mini")
-    client = AsyncOpenAI()
     messages: list[Any] = [
         {"role": "system", "content": "Use the tools to answer. Each tool name says which peer serves it."},
         {"role": "user", "content": prompt},
     ]
     print(f"\n== Conversation with {model} ==\nuser: {prompt}")
-    for _ in range(8):
-        response = await client.chat.completions.create(
-            model=model, messages=messages, tools=list(adapter.get_openai_tools())
-        )
-        message = response.choices[0].message
-        messages.append(message.model_dump(exclude_none=True))
-        if not message.tool_calls:
-            print(f"\nassistant: {message.content}")
-            return 0
-        for call in message.tool_calls:
-            if call.type == "function":
-                peer = (
-                    adapter.resolve(call.function.name).peer
-                    if call.function.name in {t.name for t in adapter.tools}
-                    else "?"
-                )
-                print(f"  tool call {call.function.name}({call.function.arguments}) -> peer {peer}")
-        messages.extend(await adapter.dispatch(message.tool_calls))
-    print("\n(stopped after 8 turns)")
-    return 1
+    result = await run_chat(AsyncOpenAI(), adapter, model=model, messages=messages, max_turns=8)
+    for message in result.messages[len(messages) :]:
+        for call in message.get("tool_calls") or ():
+            name = call["function"]["name"]
+            served = adapter.resolve(name).peer if name in {t.name for t in adapter.tools} else "no such tool"
+            print(f"  tool call {name}({call['function']['arguments']}) -> peer {served}")
+    if result.stopped != "answer":
+        print(f"\n(stopped after {result.turns} turns)")
+        return 1
+    print(f"\nassistant: {result.text}")
+    return 0
