@@ -102,8 +102,10 @@ class PeerLink:
                     f"peer {self.peer!r} left while the call ran; it may or may not have taken effect",
                     peer=self.peer,
                 ) from exc
+            # Unconfirmed, it may be the peer's own error that borrows the "connection closed" code.
+            what = "was lost" if connection.closed.is_set() else "failed"
             raise PeerUnavailableError(
-                f"the connection to peer {self.peer!r} was lost ({exc}); the call may or may not have "
+                f"the connection to peer {self.peer!r} {what} ({exc}); the call may or may not have "
                 "taken effect",
                 peer=self.peer,
             ) from exc
