@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -53,6 +55,8 @@ class PeerLink:
 
     Calls go to the live connection; a call that fails because the connection went away is
     reported as PeerUnavailableError, and the failure makes the Router check the connection.
+    Like `mcp.Client`, it bounds a call by `read_timeout_seconds`, whatever the session, and
+    raises `MCPError(REQUEST_TIMEOUT)` when the time is up.
     """
 
     def __init__(self, peer: str, on_lost: Callable[[Connection], object] | None = None) -> None:
@@ -85,12 +89,9 @@ class PeerLink:
         connection = self.current
         session = self._session(connection, f"cannot run {name!r}")
         try:
-            if progress_callback is None:
-                return await session.call_tool(name, arguments, read_timeout_seconds)
-            # Both mcp.Client and mcp.ClientSession take it; other sessions only get it if asked.
-            call: Any = session.call_tool
-            result: mt.CallToolResult = await call(name, arguments, read_timeout_seconds, progress_callback)
-            return result
+            if isinstance(session, mcp.Client | mcp.ClientSession):
+                return await session.call_tool(name, arguments, read_timeout_seconds, progress_callback)
+            return await _bounded_call(session, name, arguments, read_timeout_seconds, progress_callback)
         except Exception as exc:
             if not looks_like_connection_failure(exc):
                 raise
@@ -137,3 +138,29 @@ class PeerLink:
             f"peer {self.peer!r} is not connected (its connection was lost and is being restored); {what}",
             peer=self.peer,
         )
+
+
+async def _bounded_call(
+    session: Any,
+    name: str,
+    arguments: dict[str, Any] | None,
+    limit: float | None,
+    progress_callback: ProgressFnT | None,
+) -> mt.CallToolResult:
+    """Call a session that is not an `mcp` one, bounded like `mcp.Client` bounds its requests."""
+    with anyio.move_on_after(math.inf if limit is None else limit) as scope:
+        if progress_callback is None or not _takes_progress(session):
+            result: mt.CallToolResult = await session.call_tool(name, arguments)
+        else:
+            result = await session.call_tool(name, arguments, progress_callback=progress_callback)
+        return result
+    assert scope.cancelled_caught
+    raise mcp.MCPError(mt.REQUEST_TIMEOUT, f"Request 'tools/call' ({name}) timed out")
+
+
+def _takes_progress(session: Any) -> bool:
+    try:
+        parameters = inspect.signature(session.call_tool).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "progress_callback" or p.kind is p.VAR_KEYWORD for p in parameters)

@@ -320,6 +320,27 @@ async def test_a_given_session_that_fails_makes_its_peer_leave() -> None:
         assert router.peers == () and router.tools == ()
 
 
+class _PlainSession:
+    """A session of our own making: `list_tools` and `call_tool`, no timeout or progress support."""
+
+    def __init__(self, client: mcp.Client) -> None:
+        self._client = client
+
+    async def list_tools(self, cursor: str | None = None) -> Any:
+        return await self._client.list_tools(cursor=cursor)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        return await self._client.call_tool(name, arguments)
+
+
+async def test_a_plain_session_is_bounded_by_the_router() -> None:
+    async with mcp.Client(growing_server()) as client, Router() as router:
+        await router.join("plain", _PlainSession(client))
+        assert (await router.call("plain__echo", {"text": "plain"})).text == "plain"
+        outcome = await router.call("plain__wait", {"seconds": 30}, call_timeout=0.2)
+        assert outcome.text == "Error: plain__wait did not answer within 0.2 s; the call was abandoned"
+
+
 async def test_the_blocks_own_exception_is_not_wrapped() -> None:
     with pytest.raises(LookupError, match="from the block"):
         async with Router() as router:
