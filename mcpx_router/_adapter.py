@@ -35,6 +35,7 @@ from ._errors import (
     UsageError,
 )
 from ._events import CallProgress
+from ._link import PeerLink
 from ._naming import ToolKey
 from ._results import render_result
 from ._rich import chat_media_message, has_media, responses_output, truncate
@@ -214,7 +215,7 @@ class OpenAIPeerToolAdapter:
             include=_patterns("include", include),
             exclude=_patterns("exclude", exclude),
             tool_timeouts=dict(tool_timeouts or {}),
-            native=isinstance(session, mcp.Client | mcp.ClientSession),
+            native=isinstance(session, mcp.Client | mcp.ClientSession | PeerLink),
         )
         self._catalogue.set_peer(peer_id, peer.offered(tools))
         return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))
