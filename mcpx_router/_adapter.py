@@ -18,7 +18,7 @@ from openai.types.responses import FunctionToolParam
 from openai.types.shared_params import FunctionDefinition
 
 from ._arguments import ArgumentsError
-from ._budget import MAX_TOOLS_PER_REQUEST, conversation_text, matches, rank, tool_text
+from ._budget import MAX_TOOLS_PER_REQUEST, LexicalIndex, conversation_text, matches, tool_text
 from ._calls import ToolCall, answer, parse_tool_call
 from ._catalogue import Catalogue, Format, PublishedTool
 from ._dispatch import Outcome, prepare_arguments
@@ -133,7 +133,8 @@ class OpenAIPeerToolAdapter:
         self._peers: dict[str, _Peer] = {}
         self._joining: set[str] = set()
         self._closed = False
-        self._index: tuple[int, list[str]] | None = None
+        self._index: tuple[int, LexicalIndex] | None = None
+        self._warned_version = -1
         self.on_progress = on_progress
 
     async def __aenter__(self) -> Self:
@@ -325,21 +326,23 @@ class OpenAIPeerToolAdapter:
         _check_limit("max_tools", limit)
         query = relevant_to if isinstance(relevant_to, str) else conversation_text(relevant_to or ())
         if not query:
-            logger.warning(
-                "%d tools are published but a request carries at most %d; sending the first %d. "
-                "Pass relevant_to= to choose by relevance.",
-                len(view),
-                limit,
-                limit,
-            )
+            if self._warned_version != self.version:  # once per catalogue version, not per request
+                self._warned_version = self.version
+                logger.warning(
+                    "%d tools are published but a request carries at most %d; sending the first %d. "
+                    "Pass relevant_to= to choose by relevance.",
+                    len(view),
+                    limit,
+                    limit,
+                )
             return view[:limit]
-        chosen = sorted(rank(self._documents(), query)[:limit])
+        chosen = sorted(self._lexical_index().rank(query)[:limit])
         return tuple(view[i] for i in chosen)
 
-    def _documents(self) -> list[str]:
+    def _lexical_index(self) -> LexicalIndex:
         if self._index is None or self._index[0] != self.version:
             docs = [tool_text(t.name, t.description, t.parameters) for t in self._catalogue.all_tools()]
-            self._index = (self.version, docs)
+            self._index = (self.version, LexicalIndex(docs))
         return self._index[1]
 
     def strict_report(self) -> dict[str, tuple[str, ...]]:

@@ -15,13 +15,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any, Final
 
-__all__ = ["MAX_TOOLS_PER_REQUEST", "conversation_text", "matches", "rank", "shorten"]
+__all__ = ["MAX_TOOLS_PER_REQUEST", "LexicalIndex", "conversation_text", "matches", "rank", "shorten"]
 
 MAX_TOOLS_PER_REQUEST: Final = 128
 """The most tools one OpenAI request may carry."""
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _K1, _B = 1.2, 0.75
+# Words that say nothing about which tool fits; left in, "the" in a query would favour any tool
+# whose description happens to use it.
+_STOP = frozenset(
+    "a an and are as at be by can could do does for from how i in is it me my of on or please "
+    "should that the this to was what when where which who why will with would you your".split()
+)
 
 
 def matches(name: str, include: Sequence[str] | None, exclude: Sequence[str] | None) -> bool:
@@ -43,25 +49,38 @@ def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str
     return f"{name} {name} {description} {names}"
 
 
+class LexicalIndex:
+    """Documents tokenised once, ranked against many queries with BM25."""
+
+    def __init__(self, documents: Sequence[str]) -> None:
+        self._docs = [Counter(t for t in tokens(d) if t not in _STOP) for d in documents]
+        self._lengths = [sum(d.values()) for d in self._docs]
+        self._average = (sum(self._lengths) / len(self._docs) if self._docs else 0.0) or 1.0
+        # Which documents hold each term: scoring touches only those, not the whole catalogue.
+        self._postings: dict[str, list[int]] = {}
+        for i, doc in enumerate(self._docs):
+            for term in doc:
+                self._postings.setdefault(term, []).append(i)
+
+    def rank(self, query: str) -> list[int]:
+        """Indices of the documents, most relevant to `query` first (ties keep their order)."""
+        n = len(self._docs)
+        scores = [0.0] * n
+        for term in set(tokens(query)) - _STOP:
+            hits = self._postings.get(term)
+            if not hits:
+                continue
+            idf = math.log(1 + (n - len(hits) + 0.5) / (len(hits) + 0.5))
+            for i in hits:
+                tf = self._docs[i][term]
+                norm = _K1 * (1 - _B + _B * self._lengths[i] / self._average)
+                scores[i] += idf * tf * (_K1 + 1) / (tf + norm)
+        return sorted(range(n), key=lambda i: -scores[i])
+
+
 def rank(documents: Sequence[str], query: str) -> list[int]:
     """Indices of `documents`, most relevant to `query` first (BM25; ties keep their order)."""
-    docs = [Counter(tokens(d)) for d in documents]
-    terms = set(tokens(query))
-    if not docs or not terms:
-        return list(range(len(documents)))
-    lengths = [sum(d.values()) for d in docs]
-    average = sum(lengths) / len(docs) or 1.0
-    frequency = {t: sum(1 for d in docs if t in d) for t in terms}
-    idf = {t: math.log(1 + (len(docs) - n + 0.5) / (n + 0.5)) for t, n in frequency.items()}
-
-    def score(i: int) -> float:
-        d, size = docs[i], lengths[i]
-        return sum(
-            idf[t] * d[t] * (_K1 + 1) / (d[t] + _K1 * (1 - _B + _B * size / average)) for t in terms if t in d
-        )
-
-    scores = [score(i) for i in range(len(docs))]
-    return sorted(range(len(docs)), key=lambda i: -scores[i])
+    return LexicalIndex(documents).rank(query)
 
 
 def conversation_text(messages: Iterable[Any], *, last: int = 3) -> str:

@@ -43,7 +43,9 @@ class PublishedTool:
     parameters: dict[str, Any] = field(repr=False)
     """The JSON Schema the model sees: converted (no `default`s), and strict when `strict`."""
     input_schema: Mapping[str, Any] = field(repr=False)
-    """The peer's own input schema, untouched: what arguments are checked against."""
+    """What the model's arguments are checked against: the peer's own input schema, untouched, or
+    (when the model sees the plain conversion) that conversion itself, which accepts exactly the
+    same arguments, so the peer's tree need not be kept twice."""
     strict: bool = False
     """Whether `parameters` is in OpenAI's strict subset and offered with `strict: true`."""
     strict_outcome: StrictOutcome | None = field(default=None, repr=False)
@@ -234,8 +236,8 @@ class Catalogue:
             description=describe_tool(
                 peer, tool.name, tool.description, tool.title, limit=self._description_limit
             ),
-            parameters=convert_parameters(tool.input_schema),
-            input_schema=tool.input_schema,
+            parameters=(parameters := convert_parameters(tool.input_schema)),
+            input_schema=tool.input_schema if self._strict is not False or self._json_strings else parameters,
             origin=(tool.description, tool.title),
         )
         self._expose(entry)
@@ -281,4 +283,8 @@ _MAX_DEPARTED = 4096
 
 def _same_definition(published: PublishedTool, tool: mt.Tool) -> bool:
     # Only what the model sees is compared: the listing's other fields do not change the tool offered.
-    return published.origin == (tool.description, tool.title) and published.input_schema == tool.input_schema
+    if published.origin != (tool.description, tool.title):
+        return False
+    if published.input_schema is published.parameters:  # only the conversion was kept: compare those
+        return published.parameters == convert_parameters(tool.input_schema)
+    return published.input_schema == tool.input_schema

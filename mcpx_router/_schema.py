@@ -92,17 +92,21 @@ def _convert(schema: Mapping[str, Any], *, depth: int, active: set[int]) -> dict
     return out
 
 
+def _is_map(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # the ABC check only for the rare others
+
+
 def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int]) -> Any:
-    if key in _ONE and isinstance(value, Mapping):
+    if key in _ONE and _is_map(value):
         return _convert(value, depth=depth + 1, active=active)
     if key in _MANY and isinstance(value, list):
         return [
-            _convert(item, depth=depth + 1, active=active) if isinstance(item, Mapping) else _copy(item)
+            _convert(item, depth=depth + 1, active=active) if _is_map(item) else _copy(item)
             for item in value
         ]
-    if key in _NAMED and isinstance(value, Mapping):
+    if key in _NAMED and _is_map(value):
         return {
-            name: _convert(sub, depth=depth + 1, active=active) if isinstance(sub, Mapping) else _copy(sub)
+            name: _convert(sub, depth=depth + 1, active=active) if _is_map(sub) else _copy(sub)
             for name, sub in value.items()
         }
     return _copy(value)
@@ -114,14 +118,14 @@ def _copy(value: Any, depth: int = 0, active: frozenset[int] = frozenset()) -> A
         return value
     if depth > MAX_DEPTH or id(value) in active:
         return None
-    if isinstance(value, Mapping):
-        inner = active | {id(value)}
-        return {k: _copy(v, depth + 1, inner) for k, v in value.items()}
     if isinstance(value, list | tuple):
         if all(v.__class__ in _ATOMS for v in value):
             return list(value)
         inner = active | {id(value)}
         return [_copy(v, depth + 1, inner) for v in value]
+    if _is_map(value):
+        inner = active | {id(value)}
+        return {k: _copy(v, depth + 1, inner) for k, v in value.items()}
     return value
 
 
