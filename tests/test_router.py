@@ -108,10 +108,15 @@ async def test_join_all_is_all_or_nothing(tmp_path: Path) -> None:
 
 
 async def test_join_config(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    entry = {
+        "command": tiny().command,
+        "args": list(tiny().args),
+        "cwd": "work",  # relative to the config file
+        "env": {"TINY_SERVER_LOG": "received.jsonl"},  # relative to the server's cwd
+    }
     config = tmp_path / "mcp.json"
-    config.write_text(
-        json.dumps({"mcpServers": {"small": {"command": tiny().command, "args": list(tiny().args)}}})
-    )
+    config.write_text(json.dumps({"mcpServers": {"small": entry}}))
     async with Router() as router:
         joined = await router.join_config(config)
         assert joined["small"] == (
@@ -122,6 +127,9 @@ async def test_join_config(tmp_path: Path) -> None:
             "small__remove_tool",
         )
         assert (await router.call("small__echo", {"text": "from config"})).text == "from config"
+        # The handshake's `notifications/initialized` was logged where cwd and env said.
+        log = (tmp_path / "work" / "received.jsonl").read_text()
+        assert json.loads(log.splitlines()[0])["method"] == "notifications/initialized"
 
 
 async def test_every_page_of_tools_is_listed() -> None:
