@@ -243,7 +243,9 @@ class Catalogue:
         self._expose(entry)
         try:
             validate_chat_tool(
-                chat_tool(name, entry.description, entry.parameters), peer=peer, tool_name=tool.name
+                {"type": "function", "function": {"name": name, "parameters": entry.parameters}},
+                peer=peer,
+                tool_name=tool.name,
             )
         except ToolConversionError:
             if fresh:

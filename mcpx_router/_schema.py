@@ -75,20 +75,29 @@ _ATOMS: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def _convert(schema: Mapping[str, Any], *, depth: int, active: set[int]) -> dict[str, Any]:
-    if depth > MAX_DEPTH or id(schema) in active:
+    ident = id(schema)
+    if depth > MAX_DEPTH or ident in active:
         return {}
-    active.add(id(schema))
+    active.add(ident)
     out: dict[str, Any] = {}
+    inner = depth + 1
     for key, value in schema.items():
-        if value.__class__ in _ATOMS:  # most keywords hold a string or a number: no walk needed
-            if key != "default":
-                out[key] = value
-        elif key != "default":
+        kind = value.__class__
+        if key == "default":
+            continue
+        if kind in _ATOMS:  # most keywords hold a string or a number: no walk needed
+            out[key] = value
+        elif kind is dict and key in _NAMED:  # properties, $defs, ...: plain dicts, the hot case
+            out[key] = {
+                name: _convert(sub, depth=inner, active=active) if sub.__class__ is dict else _copy(sub)
+                for name, sub in value.items()
+            }
+        else:
             out[key] = _convert_keyword(key, value, depth=depth, active=active)
     if "default" in schema:
         out["description"] = _with_default(out.get("description"), schema["default"])
     # `active` belongs to one conversion, so an exception may leave it dirty: nothing reads it then.
-    active.discard(id(schema))
+    active.discard(ident)
     return out
 
 
