@@ -72,7 +72,7 @@ class StdioPeer(_Options):
 
     command: str
     args: Sequence[str] = ()
-    env: Mapping[str, str] | None = None
+    env: Mapping[str, str] | None = field(default=None, repr=False)
     cwd: str | os.PathLike[str] | None = None
     mode: Mode = "auto"
 
@@ -97,7 +97,7 @@ class HttpPeer(_Options):
     """
 
     url: str
-    headers: Mapping[str, str] | None = None
+    headers: Mapping[str, str] | None = field(default=None, repr=False)
     mode: Mode = "auto"
 
     def describe(self) -> str:
