@@ -20,6 +20,8 @@ __all__ = ["Connection", "PeerLink", "looks_like_connection_failure"]
 
 State = Literal["connecting", "connected", "lost", "left"]
 
+_SESSION_GONE = ("not found", "terminated", "expired", "unknown", "valid")
+
 
 @dataclass(eq=False)
 class Connection:
@@ -40,11 +42,16 @@ class Connection:
 
 
 def looks_like_connection_failure(exc: BaseException) -> bool:
-    """Whether a request error may mean the connection itself failed (to be confirmed by a probe)."""
+    """Whether a request error may mean the connection itself failed (to be confirmed by a probe).
+
+    That is the SDK's "connection closed" code, or a server saying it no longer knows our
+    session (a restarted HTTP server: "Session not found", "Session terminated", ...).
+    """
     if isinstance(exc, mcp.MCPError):
-        return exc.code == mt.CONNECTION_CLOSED or (
-            exc.code == mt.INVALID_REQUEST and exc.message == "Session terminated"
-        )
+        if exc.code == mt.CONNECTION_CLOSED:
+            return True
+        text = exc.message.lower()
+        return "session" in text and any(word in text for word in _SESSION_GONE)
     return isinstance(
         exc, anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream | ConnectionError
     )

@@ -265,11 +265,28 @@ class Member:
                 logger.warning("peer %r: could not re-list its tools: %s", self.peer, _describe(exc))
 
     async def _listen(self, connection: Connection, subscription: Subscription) -> None:
+        """Follow the listen stream; when it ends, have the connection checked and listen again."""
+        client = self.link.current.session
+        assert isinstance(client, mcp.Client)
+        await self._follow(subscription)
+        delay = 1.0
+        while True:
+            # The server closed the stream, restarted, or the connection broke: a probe tells.
+            connection.suspect.set()
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 30.0)
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    self.mark_changed()  # what changed while no stream was open went unseen
+                    delay = 1.0
+                    await self._follow(subscription)
+            except (ListenNotSupportedError, mcp.MCPError, SubscriptionLost, TimeoutError) as exc:
+                logger.info("peer %r: subscriptions/listen failed again (%s)", self.peer, exc)
+
+    async def _follow(self, subscription: Subscription) -> None:
         with contextlib.suppress(SubscriptionLost):
             async for _event in subscription:
                 self.mark_changed()
-        # The stream ended: the server closed it or the connection broke.
-        connection.suspect.set()
 
     async def _check(self, connection: Connection) -> None:
         """Probe the connection when a request failed oddly, and every `health_interval` seconds."""

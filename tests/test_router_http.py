@@ -89,3 +89,24 @@ async def test_a_call_in_flight_when_the_server_dies_is_answered(mode: str) -> N
             )
             lost = await next_event(events, HealthChanged)
         assert not lost.healthy and router.adapter.tools_of("web") == ()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_quickly_restarted_server_is_noticed(mode: str) -> None:
+    """Restarted before any probe: an older-version session is unknown to the new server; at
+    2026-07-28 the listen stream broke. Either way calls reach the new server again, under the
+    same names, and its tool-list changes are followed."""
+    async with http_server() as server, Router(reconnect=FAST, health_interval=None) as router:
+        names = await router.join("web", HttpPeer(server.url, mode=mode))
+        with router.events() as events:
+            await server.kill()
+            await server.start()
+            assert server.process is not None
+            with anyio.fail_after(WAIT):
+                while (outcome := await router.call("web__pid", {})).is_error:
+                    await next_event(events, HealthChanged, lambda e: e.healthy)
+            assert int(outcome.text) == server.process.pid
+            assert [t.name for t in router.adapter.tools_of("web")] == list(names)
+            assert (await router.call("web__add_tool", {"name": "late"})).text == "added"
+            changed = await next_event(events, ToolsChanged)
+        assert changed.added == ("web__late",)
