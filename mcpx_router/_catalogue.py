@@ -9,7 +9,6 @@ from typing import Any, Literal
 
 import mcp_types as mt
 
-from ._arguments import ArgumentValidator
 from ._errors import ToolConversionError
 from ._jsonstring import StringifyPlan, stringify_complex_parameters
 from ._naming import NameTable, ToolKey
@@ -22,6 +21,7 @@ from ._schema import (
     validate_chat_tool,
 )
 from ._strict import StrictOutcome, make_strict
+from ._validation import ArgumentValidator
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 

@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from . import _strict_input as reading
 from . import _strict_rules as rules
-from ._strict_rules import check_strict, limit_problems, pointer, resolve_local_ref
+from ._strict_limits import limit_problems, pointer, ref_cycles, resolve_local_ref
+from ._strict_rules import check_strict
 
 __all__ = ["StrictOutcome", "check_strict", "make_strict", "strip_added_nulls"]
 
@@ -59,13 +61,13 @@ def make_strict(schema: Mapping[str, Any]) -> StrictOutcome:
         >>> sorted(out.nullable_paths)
         ['/properties/n']
     """
-    size_problem = rules.input_problem(schema)
+    size_problem = reading.input_problem(schema)
     if size_problem:
         return StrictOutcome(None, (size_problem,))
     conv = _Converter(schema)
     out = conv.convert_root()
     if out is not None:
-        conv.reasons.extend(rules.ref_cycles(out) + limit_problems(out))
+        conv.reasons.extend(ref_cycles(out) + limit_problems(out))
     notes = tuple(dict.fromkeys(conv.notes))
     if conv.reasons or out is None:
         return StrictOutcome(None, tuple(dict.fromkeys(conv.reasons)), notes)
@@ -92,12 +94,12 @@ def strip_added_nulls(arguments: Mapping[str, Any], outcome: StrictOutcome) -> d
 
 
 def _strip(value: Any, node: Any, at: str, root: Mapping[str, Any], paths: frozenset[str], depth: int) -> Any:
-    node, at = rules.follow_refs(node, at, root)
-    if not isinstance(node, Mapping) or depth > 4 * rules.MAX_INPUT_DEPTH:
+    node, at = reading.follow_refs(node, at, root)
+    if not isinstance(node, Mapping) or depth > 4 * reading.MAX_INPUT_DEPTH:
         return value
     if isinstance(node.get("anyOf"), list):
         for i, branch in enumerate(node["anyOf"]):
-            if rules.fits_member(value, branch, root):
+            if reading.fits_member(value, branch, root):
                 return _strip(value, branch, f"{at}/anyOf/{i}", root, paths, depth + 1)
         return value
     if isinstance(value, Mapping) and isinstance(node.get("properties"), Mapping):
@@ -142,7 +144,9 @@ class _Converter:
             self.fail((), "the root is a union (anyOf/oneOf); strict mode needs a plain object there")
             return None
         if root.get("type", "object") != "object":
-            self.fail((), f"the root has type {rules.quoted(root.get('type'))}; strict mode needs an object")
+            self.fail(
+                (), f"the root has type {reading.quoted(root.get('type'))}; strict mode needs an object"
+            )
             return None
         # arguments are always an object, so a root that also allows null just loses that
         out = self.convert({**{k: v for k, v in root.items() if k != "nullable"}, "type": "object"}, ())
@@ -173,7 +177,7 @@ class _Converter:
 
     def _flatten(self, node: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
         inlined: set[str] = set()
-        merged, why = rules.flatten(node, self.root, inlined)
+        merged, why = reading.flatten(node, self.root, inlined)
         if merged is not None and inlined & self._inlining:
             merged, why = None, "a recursive $ref inside allOf cannot be merged"
         if merged is None:
@@ -198,20 +202,20 @@ class _Converter:
             self.fail(path, f"accepts {what}; strict mode needs a declared type")
             return None
         if not isinstance(node, Mapping):
-            self.fail(path, f"is not a schema ({rules.quoted(node)[:40]})")
+            self.fail(path, f"is not a schema ({reading.quoted(node)[:40]})")
             return None
         members = node.get("allOf")
-        if isinstance(members, list) and len(members) == 1 and set(node) <= rules.ANNOTATIONS | {"allOf"}:
+        if isinstance(members, list) and len(members) == 1 and set(node) <= reading.ANNOTATIONS | {"allOf"}:
             if isinstance(members[0], Mapping) and set(members[0]) == {"$ref"}:
                 # pydantic v1 wraps a described $ref this way; keeping the $ref keeps recursion possible
                 node = {**{k: v for k, v in node.items() if k != "allOf"}, "$ref": members[0]["$ref"]}
-        if "allOf" in node or ("$ref" in node and set(node) - rules.ANNOTATIONS - {"$ref"}):
+        if "allOf" in node or ("$ref" in node and set(node) - reading.ANNOTATIONS - {"$ref"}):
             return self._merged(node, path)
         if "$ref" in node:
             out = self._ref(node["$ref"], path)
             text = self._description(node, path)
             return {"description": text, "anyOf": [out]} if out is not None and text else out
-        refused = [rules.REFUSED[k] for k in rules.REFUSED if k in node]
+        refused = [reading.REFUSED[k] for k in reading.REFUSED if k in node]
         dependencies = node.get("dependencies", {})
         if isinstance(dependencies, Mapping) and not all(isinstance(v, list) for v in dependencies.values()):
             refused.append("schema dependencies")
@@ -229,25 +233,25 @@ class _Converter:
         return self._typed(node, path)
 
     def _typed(self, node: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
-        types = rules.declared_types(node)
+        types = reading.declared_types(node)
         if types is None:
             self.fail(
-                path, f"type {rules.quoted(node.get('type'))[:60]} is not a JSON type or a list of them"
+                path, f"type {reading.quoted(node.get('type'))[:60]} is not a JSON type or a list of them"
             )
             return None
         if not types:
-            types = rules.infer_types(node)
+            types = reading.infer_types(node)
             if not types:
                 self.fail(path, "accepts any value; strict mode needs a declared type")
                 return None
-            self.note(path, f"type {rules.quoted(types)} inferred from the other keywords")
+            self.note(path, f"type {reading.quoted(types)} inferred from the other keywords")
         if node.get("nullable") is True and "null" not in types:
             types = [*types, "null"]
         if len(types) > 1 and not set(types) <= _SCALARS:
             # object or array mixed with other types: one anyOf member per type keeps each strict
-            rest = {k: v for k, v in node.items() if k not in rules.ANNOTATIONS and k != "type"}
+            rest = {k: v for k, v in node.items() if k not in reading.ANNOTATIONS and k != "type"}
             members = [{**rest, "type": t} if t != "null" else {"type": "null"} for t in types]
-            notes = {k: node[k] for k in rules.ANNOTATIONS & node.keys() if k != "nullable"}
+            notes = {k: node[k] for k in reading.ANNOTATIONS & node.keys() if k != "nullable"}
             return self._union({**notes, "anyOf": members}, path)
         if types == ["object"]:
             return self._object(node, path)
@@ -256,7 +260,7 @@ class _Converter:
     def _ref(self, ref: Any, path: tuple[str, ...]) -> dict[str, Any] | None:
         found = resolve_local_ref(self.root, ref) if isinstance(ref, str) else None
         if found is None:
-            self.fail(path, f"$ref {rules.quoted(ref)[:80]} does not resolve inside this schema")
+            self.fail(path, f"$ref {reading.quoted(ref)[:80]} does not resolve inside this schema")
             return None
         parts, target = found
         if not parts:
@@ -279,7 +283,7 @@ class _Converter:
         if not isinstance(members, list) or not members:
             self.fail(path, "anyOf must be a non-empty list")
             return None
-        siblings = {k: v for k, v in node.items() if k not in rules.ANNOTATIONS and k != "anyOf"}
+        siblings = {k: v for k, v in node.items() if k not in reading.ANNOTATIONS and k != "anyOf"}
         if siblings:  # keywords beside anyOf hold for every member: fold them into each one
             members = [{"allOf": [siblings, m]} for m in members]
         if node.get("nullable") is True:
@@ -303,14 +307,14 @@ class _Converter:
                 if key == "enum" and not (isinstance(value, list) and value):
                     self.fail(path, "enum must be a non-empty list")
                     return None
-                out[key] = rules.copy_json(value)
+                out[key] = reading.copy_json(value)
             elif key in rules.TYPED:
                 if not self._keyword(node, key, value, types, path, out, extra):
                     return None
-            elif key in rules.DESCRIBED:
-                extra.append(rules.DESCRIBED[key](value))
+            elif key in reading.DESCRIBED:
+                extra.append(reading.DESCRIBED[key](value))
                 self.note(path, f"{key} moved into the description")
-            elif key not in rules.ANNOTATIONS and key != "type":
+            elif key not in reading.ANNOTATIONS and key != "type":
                 self.note(path, f"dropped {key!r}, which strict mode does not take")
         text = self._description(node, path, extra)
         return {**out, "description": text} if text else out
@@ -322,7 +326,7 @@ class _Converter:
         """Carry one type-specific keyword over; False after recording a reason."""
         owner = next(t for t, keys in rules.FAMILIES.items() if key in keys)
         if owner not in types and not (owner == "number" and "integer" in types):
-            self.note(path, f"dropped {key!r}, which does not apply to type {rules.quoted(out['type'])}")
+            self.note(path, f"dropped {key!r}, which does not apply to type {reading.quoted(out['type'])}")
         elif key == "items":
             if not isinstance(value, Mapping):
                 self.fail(path, "items must be one schema (tuple-style arrays are not supported)")
@@ -331,23 +335,25 @@ class _Converter:
             return out["items"] is not None
         elif key == "format" and not (isinstance(value, str) and value in rules.SUPPORTED_FORMATS):
             extra.append(f"Format: {value}.")
-            self.note(path, f"format {rules.quoted(value)} is not supported; moved into the description")
+            self.note(path, f"format {reading.quoted(value)} is not supported; moved into the description")
         elif key in ("exclusiveMinimum", "exclusiveMaximum") and isinstance(value, bool):
             bound = node.get("minimum" if key == "exclusiveMinimum" else "maximum")
-            if value and rules.is_number(bound):  # draft-04 spelling: a flag on the plain bound
+            if value and reading.is_number(bound):  # draft-04 spelling: a flag on the plain bound
                 out[key] = bound
         elif key in ("minimum", "maximum") and node.get(f"exclusive{key.title()}") is True:
             pass  # carried as the exclusive bound
         elif (
             (key in ("pattern", "format") and isinstance(value, str))
-            or (key in ("minItems", "maxItems") and rules.is_count(value))
+            or (key in ("minItems", "maxItems") and reading.is_count(value))
             or (
-                key in rules.NUMBER_KEYWORDS and rules.is_number(value) and (key != "multipleOf" or value > 0)
+                key in rules.NUMBER_KEYWORDS
+                and reading.is_number(value)
+                and (key != "multipleOf" or value > 0)
             )
         ):
             out[key] = value
         else:
-            self.note(path, f"dropped {key} {rules.quoted(value)[:40]}, which is not a valid value")
+            self.note(path, f"dropped {key} {reading.quoted(value)[:40]}, which is not a valid value")
         return True
 
     def _object(self, node: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
@@ -369,9 +375,9 @@ class _Converter:
             self.note(path, "closed to undeclared properties (additionalProperties: false)")
         missing = [r for r in required if r not in props]
         if missing:
-            self.fail(path, f"requires {rules.quoted(missing)} but does not describe them")
+            self.fail(path, f"requires {reading.quoted(missing)} but does not describe them")
             return None
-        rest = {k: v for k, v in node.items() if k not in rules.OBJECT_KEYWORDS and k not in rules.MOOT}
+        rest = {k: v for k, v in node.items() if k not in rules.OBJECT_KEYWORDS and k not in reading.MOOT}
         out = self._value({**rest, "type": "object"}, ["object"], path)
         converted = {name: self.convert(sub, (*path, "properties", name)) for name, sub in props.items()}
         if out is None or any(c is None for c in converted.values()):
@@ -385,11 +391,11 @@ class _Converter:
 
     def _widen(self, out: dict[str, Any], original: Any, path: tuple[str, ...]) -> dict[str, Any]:
         """Make an optional property required but nullable, unless it took null already."""
-        if rules.accepts_null(original, self.root):
+        if reading.accepts_null(original, self.root):
             self.note(path, "optional and already nullable: made required, its null is passed on")
             return out
-        text = rules.with_sentences(out.get("description", ""), [_OPTIONAL])
-        kinds = rules.type_set(out.get("type"))
+        text = reading.with_sentences(out.get("description", ""), [_OPTIONAL])
+        kinds = reading.type_set(out.get("type"))
         if kinds and "const" not in out and set(kinds) <= _SCALARS:
             widened = {**out, "type": kinds if "null" in kinds else [*kinds, "null"]}
             if isinstance(out.get("enum"), list) and None not in out["enum"]:
@@ -408,10 +414,10 @@ class _Converter:
     ) -> str:
         sentences = list(extra or [])
         if "default" in node:
-            sentences.insert(0, f"Default: {rules.quoted(node['default'])}.")
+            sentences.insert(0, f"Default: {reading.quoted(node['default'])}.")
             self.note(path, "default moved into the description")
         text = node.get("description")
         if not isinstance(text, str) or not text.strip():
             title = node.get("title")
-            text = title if path and isinstance(title, str) and rules.says_more(title, path[-1]) else ""
-        return rules.with_sentences(text, sentences)
+            text = title if path and isinstance(title, str) and reading.says_more(title, path[-1]) else ""
+        return reading.with_sentences(text, sentences)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import mcpx_router._strict as strict_module
 from mcpx_router._strict import StrictOutcome, check_strict, make_strict, strip_added_nulls
-from mcpx_router._strict_rules import resolve_local_ref
+from mcpx_router._strict_limits import resolve_local_ref
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tool_schemas"
 

@@ -1,0 +1,238 @@
+"""Checking a model's parsed arguments against the peer's original input schema with jsonschema,
+with one line per problem for the model to read; pure, and no `$ref` is ever fetched over the network.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import referencing
+import referencing.jsonschema
+
+# jsonschema ships no type information; the ignore stays valid if its stubs get installed.
+from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped, unused-ignore]
+from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped, unused-ignore]
+
+from ._arguments import ArgumentsError, format_path, list_problems, parse_arguments, repair_arguments, shorten
+
+__all__ = ["ArgumentValidator", "prepare_arguments", "validate_arguments"]
+
+
+def _never_retrieve(uri: str) -> referencing.Resource[Any]:
+    # Fetching a peer-chosen URL would be a network call (and an SSRF hole) per tool call. An
+    # unreachable document is treated as the empty schema: its constraints are not enforced.
+    return referencing.jsonschema.DRAFT202012.create_resource({})
+
+
+_REGISTRY: Final[referencing.Registry[Any]] = referencing.Registry(retrieve=_never_retrieve)  # type: ignore[call-arg]
+
+
+def _validator_class(schema: object) -> Any:
+    uri = schema.get("$schema") if isinstance(schema, Mapping) else None
+    if isinstance(uri, str):
+        # Peers write the draft URIs with and without "#" (handled by jsonschema) and "https".
+        for candidate in (uri, uri.replace("https://json-schema.org/", "http://json-schema.org/", 1)):
+            found: Any = validators.validator_for({"$schema": candidate}, default=Draft202012Validator)
+            if found is not Draft202012Validator:
+                return found
+    return Draft202012Validator
+
+
+class ArgumentValidator:
+    """A tool's input schema, compiled once to check the arguments of many calls.
+
+    A schema that cannot be used (not a schema, invalid for its draft, ...) disables validation:
+    the peer knows best what it accepts, so the model is not blamed for the peer's schema.
+
+    Typical use::
+
+        validator = ArgumentValidator(tool.inputSchema)      # once, when the tools are listed
+        arguments = validator.prepare(tool_call.arguments)   # per call; raises ArgumentsError
+
+    Attributes:
+        schema: The schema as given.
+        problem: Why the schema is not used for validation, or None when it is.
+    """
+
+    __slots__ = ("_quick", "_validator", "problem", "schema")
+
+    def __init__(self, schema: object) -> None:
+        self.schema = schema
+        self.problem: str | None = None
+        self._validator: Any = None  # a jsonschema Validator
+        try:
+            cls = _validator_class(schema)
+            cls.check_schema(schema)
+            self._validator = cls(schema, registry=_REGISTRY)
+        except Exception as exc:  # any failure on a peer's schema means "do not validate"
+            self.problem = f"{type(exc).__name__}: {shorten(str(exc))}"
+        self._quick = quick_check(schema) if self._validator is not None else None
+
+    @property
+    def enabled(self) -> bool:
+        """Whether arguments are checked against the schema."""
+        return self._validator is not None
+
+    def errors(self, args: object) -> list[str]:
+        """Return every way `args` violates the schema, one line each, sorted by path.
+
+        Each line reads `at <path>: <problem>`, e.g. `at $.options.timeout: 'abc' is not of type
+        'number'`. A schema that fails while validating (a `$ref` to nowhere, ...) gives [].
+        """
+        if self._validator is None or (self._quick is not None and self._quick(args)):
+            return []
+        try:
+            found = {_line(leaf) for error in self._validator.iter_errors(args) for leaf in _leaves(error)}
+        except Exception:  # the schema, not the model, is broken: see the class docstring
+            return []
+        return [line for _, line in sorted(found)]
+
+    def prepare(self, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
+        """Parse, repair if needed, and validate the model's raw arguments.
+
+        Arguments that already match the schema are returned as parsed: repair only runs on
+        arguments that fail validation (or when validation is disabled), so it never changes
+        what the peer would have accepted.
+
+        Raises:
+            ArgumentsError: With a message for the model listing every problem.
+        """
+        args = parse_arguments(raw)
+        problems = self.errors(args)
+        if problems or self._validator is None:
+            args = repair_arguments(args, self.schema)
+            if problems:
+                problems = self.errors(args)
+        if problems:
+            raise ArgumentsError(list_problems("The arguments do not match the tool's schema:", problems))
+        return args
+
+
+_SCALAR_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    # 1.0 is an integer for some drafts and not others: the full validator decides that one.
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+}
+_QUICK_ROOT = frozenset(
+    {"type", "properties", "required", "title", "description", "$schema", "additionalProperties"}
+)
+_QUICK_PROPERTY = frozenset({"type", "title", "description", "default", "examples", "format", "enum"})
+
+
+def quick_check(schema: object) -> Callable[[Any], bool] | None:
+    """A fast test that says True only for arguments the full validator would accept.
+
+    Most tool schemas are a flat object of scalar properties; for those, checking types,
+    enums and required names directly is ten times cheaper than a full validation. Any other
+    schema gets None, and so does a value the test is unsure of: the caller then validates fully.
+    """
+    if not isinstance(schema, Mapping) or schema.get("type") != "object" or set(schema) - _QUICK_ROOT:
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, Mapping) or not isinstance(required, list) or not isinstance(extra, bool):
+        return None
+    checks: dict[str, Callable[[Any], bool]] = {}
+    for name, prop in properties.items():
+        check = _quick_property(prop)
+        if check is None:
+            return None
+        checks[name] = check
+    needed = tuple(required)
+
+    def quick(args: Any) -> bool:
+        if not isinstance(args, dict) or not all(name in args for name in needed):
+            return False
+        for name, value in args.items():
+            check = checks.get(name)
+            if check is None:
+                if not extra:
+                    return False
+            elif not check(value):
+                return False
+        return True
+
+    return quick
+
+
+def _quick_property(prop: Any) -> Callable[[Any], bool] | None:
+    if not isinstance(prop, Mapping) or set(prop) - _QUICK_PROPERTY:
+        return None
+    kind = prop.get("type")
+    kinds = [kind] if isinstance(kind, str) else kind
+    if not isinstance(kinds, list) or not kinds or not all(k in _SCALAR_CHECKS for k in kinds):
+        return None
+    tests = tuple(_SCALAR_CHECKS[k] for k in kinds)
+    enum = prop.get("enum")
+    if enum is not None:
+        if not isinstance(enum, list) or not all(isinstance(e, str | int | float) for e in enum):
+            return None
+        # Strings only: JSON Schema's equality of numbers (1 == 1.0, True != 1) is not Python's.
+        if not all(isinstance(e, str) for e in enum):
+            return None
+        allowed = frozenset(enum)
+        return lambda v: isinstance(v, str) and v in allowed and any(t(v) for t in tests)
+    if len(tests) == 1:
+        return tests[0]
+    return lambda v: any(t(v) for t in tests)
+
+
+def _leaves(error: ValidationError) -> list[ValidationError]:
+    # "{...} is not valid under any of the given schemas" hides the real mistake when a value
+    # reaches into one anyOf/oneOf branch (an Optional model with a bad field): report the errors
+    # of the branch that got deepest into the value instead, if it got deeper than the union.
+    if error.context:
+        deepest = max(error.context, key=lambda e: len(e.absolute_path))
+        if len(deepest.absolute_path) > len(error.absolute_path):
+            branch = deepest.relative_schema_path[0]
+            chosen = [e for e in error.context if e.relative_schema_path[0] == branch]
+            return [leaf for e in chosen for leaf in _leaves(e)]
+    return [error]
+
+
+def _line(error: ValidationError) -> tuple[tuple[tuple[int, int | str], ...], str]:
+    path: list[str | int] = list(error.absolute_path)
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        # Point at the missing property itself, where the model has to add it.
+        path += [p for p in error.validator_value if error.message == f"{p!r} is a required property"][:1]
+    key = tuple((0, step) if isinstance(step, int) else (1, step) for step in path)
+    return key, f"at {format_path(path)}: {shorten(error.message)}"
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(schema_json: str) -> ArgumentValidator:
+    return ArgumentValidator(json.loads(schema_json))
+
+
+def _validator_for(schema: object) -> ArgumentValidator:
+    # Compiling costs about a millisecond (the schema is checked against its metaschema), while
+    # writing the schema as a cache key costs microseconds.
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return ArgumentValidator(schema)
+    return _compiled(key)
+
+
+def validate_arguments(args: object, schema: object) -> list[str]:
+    """Return every way `args` violates `schema` (see `ArgumentValidator.errors`).
+
+    Keeps the last 256 compiled schemas; an `ArgumentValidator` per tool is still cheaper.
+    """
+    return _validator_for(schema).errors(args)
+
+
+def prepare_arguments(raw: str | Mapping[str, Any] | None, schema: object) -> dict[str, Any]:
+    """Parse, repair and validate in one step (see `ArgumentValidator.prepare`).
+
+    Raises:
+        ArgumentsError: With a message for the model listing every problem.
+    """
+    return _validator_for(schema).prepare(raw)
