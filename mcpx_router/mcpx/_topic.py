@@ -14,12 +14,10 @@ their sender. Everything else is dropped and logged.
 
 from __future__ import annotations
 
-import enum
 import logging
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -27,6 +25,7 @@ import anyio
 from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from .._backoff import Reconnect
 from ._auth import TokenProvider, dev_token_provider, websocket_url
 from ._channel import ParticipantTransport
 from ._envelope import (
@@ -43,47 +42,45 @@ from ._envelope import (
 )
 from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError
 from ._routes import PeerChannel, Routes
+from ._topic_events import (
+    ConnectionEvent,
+    ConnectionState,
+    GatewayErrorEvent,
+    PresenceEvent,
+    TopicEvent,
+)
 from ._ws import WebSocket, WebSocketClosed, connect_websocket
+
+__all__ = [
+    "ConnectionEvent",
+    "ConnectionState",
+    "GatewayErrorEvent",
+    "PresenceEvent",
+    "TopicClient",
+    "TopicEvent",
+]
 
 logger = logging.getLogger("mcpx_router.mcpx")
 
 _OUTBOX_SIZE: Final = 1024
-
-
-class ConnectionState(enum.Enum):
-    CONNECTING = "connecting"
-    CONNECTED = "connected"
-    LOST = "lost"
-    CLOSED = "closed"
-
-
-@dataclass(frozen=True, slots=True)
-class PresenceEvent:
-    """`join` (with `rejoined=True` when a known id connected again) or `leave`."""
-
-    event: str
-    participant: ParticipantInfo
-    rejoined: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionEvent:
-    state: ConnectionState
-    reason: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GatewayErrorEvent:
-    error: str
-    message: str | None = None
-    details: Any = None
-    correlation_id: str | None = None
-
-
-TopicEvent = PresenceEvent | ConnectionEvent | GatewayErrorEvent
+_CLOSE_REPLACED: Final = 4000
+"""The gateway's close code for a connection replaced by a newer one under the same id."""
 
 
 class TopicClient:
+    """One participant's connection to a topic (see the module docstring for an example).
+
+    Args:
+        gateway_url: The gateway's base URL (http(s):// or ws(s)://).
+        topic: The topic to join.
+        participant_id: The id to join as (the gateway may assign another; see `participant_id`).
+        token_provider: `async () -> str`, called before every (re)connection; by default a
+            development token is asked of the gateway.
+        reconnect: When the connection is lost, connect again after these delays (the welcome
+            then reconciles the roster: `leave` for those gone, `join` for newcomers). None: a
+            lost connection stays lost. Entering the client still fails if the first attempt does.
+    """
+
     def __init__(
         self,
         gateway_url: str,
@@ -95,6 +92,7 @@ class TopicClient:
         connect_timeout: float = 10.0,
         ssl_context: ssl.SSLContext | None = None,
         channel_buffer: int = 256,
+        reconnect: Reconnect | None = None,
     ) -> None:
         if not topic or not participant_id:
             raise ValueError("topic and participant_id must be non-empty")
@@ -107,6 +105,8 @@ class TopicClient:
         self._welcome_timeout = welcome_timeout
         self._connect_timeout = connect_timeout
         self._ssl_context = ssl_context
+        self._reconnect = reconnect
+        self._close_code: int | None = None
         self._state = ConnectionState.CLOSED
         self._roster: dict[str, ParticipantInfo] = {}
         self._history: tuple[Envelope, ...] = ()
@@ -152,11 +152,33 @@ class TopicClient:
             self._subscribers.clear()
 
     async def _run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        # One connection for now; a reconnect loop with backoff goes around this call.
-        await self._connect_and_serve(task_status)
+        await self._connect_and_serve(task_status)  # the first attempt's failure is the caller's
+        if self._reconnect is None:
+            return
+        delays = self._reconnect.delays()
+        failures = 0
+        while not self._closing:
+            if self._close_code == _CLOSE_REPLACED:
+                # Someone else connected under our id; coming back would push them out in turn.
+                self._set_state(ConnectionState.CLOSED, "replaced by another connection under our id")
+                return
+            delay = next(delays, None)
+            if delay is None:
+                reason = f"gave up reconnecting to topic {self.topic!r} after {failures} failed attempt(s)"
+                self._set_state(ConnectionState.CLOSED, reason)
+                return
+            await anyio.sleep(delay)
+            try:
+                await self._connect_and_serve(anyio.TASK_STATUS_IGNORED)
+            except Exception as exc:
+                failures += 1
+                logger.info("topic %r: reconnecting failed (attempt %d): %s", self.topic, failures, exc)
+                continue
+            delays, failures = self._reconnect.delays(), 0  # it was connected: start the delays over
 
     async def _connect_and_serve(self, task_status: TaskStatus[None]) -> None:
         self._set_state(ConnectionState.CONNECTING)
+        self._close_code = None
         token = await self._token_provider()
         url = websocket_url(self.gateway_url, self.topic)
         reason = "connection closed"
@@ -188,7 +210,8 @@ class TopicClient:
                 if self._closing:
                     self._routes.end_all("topic client closed")
                 else:
-                    reason = reason if ws.closed is None else str(ws.closed)
+                    if ws.closed is not None:
+                        reason, self._close_code = str(ws.closed), ws.closed.code
                     self._set_state(ConnectionState.LOST, reason)
                     self._routes.end_all(f"connection lost: {reason}")
 
