@@ -34,7 +34,8 @@ from ._results import render_result
 from ._router import PeerStatus, Router
 from ._schema import convert_parameters
 from ._session import ToolSession
-from .peers import HttpPeer, InProcessPeer, PeerSpec, SessionPeer, StdioPeer, load_config
+from ._topic_peers import TopicMembership
+from .peers import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer, load_config
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -50,6 +51,7 @@ __all__ = [
     "NameTable",
     "OpenAIPeerToolAdapter",
     "Outcome",
+    "ParticipantPeer",
     "PeerError",
     "PeerJoined",
     "PeerLeft",
@@ -70,6 +72,7 @@ __all__ = [
     "ToolSession",
     "ToolTimeoutError",
     "ToolsChanged",
+    "TopicMembership",
     "UnknownPeerError",
     "UnknownToolError",
     "UsageError",

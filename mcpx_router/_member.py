@@ -71,6 +71,7 @@ class Member:
         self._settings = settings
         self._forget = forget
         self._changed = anyio.Event()
+        self._retry = anyio.Event()
         self._lock = anyio.Lock()
         self._joined = False
         self._registered = False
@@ -106,7 +107,9 @@ class Member:
                     delay = self._lost(connection)
                     if delay is None:
                         break
-                    await anyio.sleep(delay)
+                    with anyio.move_on_after(delay):
+                        await self._retry.wait()
+                    self._retry = anyio.Event()
         finally:
             self.link.detach("left")
             self.healthy = False
@@ -248,6 +251,10 @@ class Member:
             self.mark_changed()
         elif isinstance(message, Exception):
             logger.debug("peer %r: transport reported %r", self.peer, message)
+
+    def retry_now(self) -> None:
+        """Reconnect without waiting out the current delay (its topic says the peer is back)."""
+        self._retry.set()
 
     def mark_changed(self) -> None:
         """The peer said its tool list changed: re-list it soon (bursts are coalesced)."""

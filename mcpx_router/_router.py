@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 import anyio.abc
@@ -21,8 +21,13 @@ from ._catalogue import PublishedTool
 from ._errors import AdapterClosedError, DuplicatePeerError, InvalidPeerIdError, UnknownPeerError
 from ._events import CallProgress, EventHub, EventStream, RouterEvent
 from ._member import Member, Settings
+from ._topic_peers import TopicMembership
 from .peers._config import load_config
 from .peers._specs import PeerSpec, as_peer_spec
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
 
 __all__ = ["PeerStatus", "Router"]
 
@@ -165,19 +170,22 @@ class Router:
             PeerUnavailableError: The first connection or listing failed (nothing is left behind).
             DuplicatePeerError: The id is taken.
         """
-        tg = self._open_group()
+        self._open_group()
         if not isinstance(peer_id, str) or not peer_id:
             raise InvalidPeerIdError(
                 f"a peer id must be a non-empty string, not {peer_id!r}", peer=str(peer_id)
             )
-        spec = as_peer_spec(peer)
+        return await self._start_member(peer_id, as_peer_spec(peer), self._settings)
+
+    async def _start_member(self, peer_id: str, spec: PeerSpec, settings: Settings) -> tuple[str, ...]:
+        tg = self._open_group()
         if peer_id in self._members or peer_id in self._adapter.peers:
             raise DuplicatePeerError(
                 f"a peer named {peer_id!r} is already registered; leave it first or choose another id",
                 peer=peer_id,
             )
         member = Member(
-            peer_id, spec, adapter=self._adapter, hub=self._hub, settings=self._settings, forget=self._forget
+            peer_id, spec, adapter=self._adapter, hub=self._hub, settings=settings, forget=self._forget
         )
         self._members[peer_id] = member
         try:
@@ -218,6 +226,73 @@ class Router:
     async def join_config(self, path: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
         """Join every enabled server of an `mcpServers` JSON file (see `load_config`), all or nothing."""
         return await self.join_all(load_config(path))
+
+    async def join_topic(
+        self,
+        gateway_url: str,
+        topic: str,
+        participant_id: str,
+        *,
+        token_provider: Callable[[], Awaitable[str]] | None = None,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] | None = None,
+        serve: MCPServer | Server[Any] | None = None,
+        handshake_timeout: float = 10.0,
+        retry_unresponsive: float | None = 60.0,
+        reconnect: Reconnect | None = None,
+        mode: str = "legacy",
+    ) -> TopicMembership:
+        """Join an MCPx topic: every participant present is a peer, named by its participant id.
+
+        Presence drives membership: a participant that joins the topic joins the Router (after
+        an MCP handshake over the topic), one that leaves leaves it, one that reconnects is
+        handshaken again. Returns once connected and each participant present has joined or
+        been skipped (see `TopicMembership.skipped`); see docs/mcpx.md.
+
+        Example:
+            ```python
+            topic = await router.join_topic("http://127.0.0.1:8080", "room", "planner", serve=my_server)
+            tools = router.get_openai_tools()   # time__get_current_time, agent-b__add, ...
+            ```
+
+        Args:
+            gateway_url: The gateway's base URL.
+            topic: The topic to join.
+            participant_id: Our id in the topic.
+            token_provider: `async () -> str`, called before every (re)connection; by default a
+                development token is asked of the gateway (`POST /v0/auth/token`).
+            include: Glob patterns of participant ids to take as peers (None: all).
+            exclude: Glob patterns of participant ids never to take as peers.
+            serve: An MCP server to answer the requests other participants address to us.
+            handshake_timeout: Seconds a participant has to answer `initialize` and `tools/list`;
+                one that does not (a person, say) is skipped without holding up the others.
+            retry_unresponsive: Seconds after which a skipped participant is tried again (None:
+                only when it reconnects or we do).
+            reconnect: Backoff for the topic connection and for participants' sessions (by
+                default the Router's). When it gives up, the topic's peers leave.
+            mode: How to negotiate with participants (see `mcp.Client`); MCPx v0 participants
+                expect the `initialize` handshake.
+
+        Raises:
+            MCPxConnectionError: The gateway could not be reached (MCPxAuthError: it refused us).
+        """
+        tg = self._open_group()
+        membership = TopicMembership(
+            self,
+            gateway_url,
+            topic,
+            participant_id,
+            token_provider=token_provider,
+            include=include,
+            exclude=exclude,
+            serve=serve,
+            mode=mode,
+            handshake_timeout=handshake_timeout,
+            retry_unresponsive=retry_unresponsive,
+            reconnect=reconnect if reconnect is not None else self._settings.reconnect,
+        )
+        joined: TopicMembership = await tg.start(membership.run)
+        return joined
 
     async def leave(self, peer_id: str) -> None:
         """Close the peer's connection and withdraw its tools and names; returns once it is gone."""

@@ -215,7 +215,11 @@ async def serve_participant(
     max_sessions: int = 256,
     shutdown_grace: float = 2.0,
 ) -> AsyncIterator[ParticipantServer]:
-    """Answer MCP requests addressed to `topic.participant_id` with `server` until the block ends."""
+    """Answer MCP requests addressed to `topic.participant_id` with `server` until the block ends.
+
+    Entered before the topic client connects, it is ready when the other participants see this
+    one join (until it is entered, requests are answered "method not found").
+    """
     lowlevel: Server[Any] = server._lowlevel_server if isinstance(server, MCPServer) else server
     async with anyio.create_task_group() as tg:
         handler = ParticipantServer(

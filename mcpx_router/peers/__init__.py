@@ -2,12 +2,24 @@
 and `mcpServers` config files."""
 
 from ._config import load_config, parse_config
-from ._specs import DEFAULT, HttpPeer, InProcessPeer, PeerSpec, SessionPeer, StdioPeer, as_peer_spec
+from ._specs import (
+    DEFAULT,
+    HttpPeer,
+    InProcessPeer,
+    ParticipantPeer,
+    ParticipantSource,
+    PeerSpec,
+    SessionPeer,
+    StdioPeer,
+    as_peer_spec,
+)
 
 __all__ = [
     "DEFAULT",
     "HttpPeer",
     "InProcessPeer",
+    "ParticipantPeer",
+    "ParticipantSource",
     "PeerSpec",
     "SessionPeer",
     "StdioPeer",

@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from .._session import ToolSession
-from ._specs import HttpPeer, InProcessPeer, PeerSpec, SessionPeer, StdioPeer
+from ._specs import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
 
 __all__ = ["open_session"]
 
@@ -49,6 +49,10 @@ async def open_session(
             cwd=os.fspath(spec.cwd) if spec.cwd is not None else None,
         )
         target = _watched(mcp.stdio_client(params), closed)
+    elif isinstance(spec, ParticipantPeer):
+        # The topic client closes the session's stream when the participant leaves or rejoins,
+        # or when the topic connection is lost.
+        target = _watched(spec.topic.participant_transport(spec.participant), closed)
     else:
         target = _watched(_http_transport(spec), closed)
     async with mcp.Client(target, mode=spec.mode, message_handler=message_handler) as client:

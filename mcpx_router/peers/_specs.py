@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 import mcp
+from mcp.client import Transport
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
@@ -17,6 +18,8 @@ __all__ = [
     "DEFAULT",
     "HttpPeer",
     "InProcessPeer",
+    "ParticipantPeer",
+    "ParticipantSource",
     "PeerSpec",
     "SessionPeer",
     "StdioPeer",
@@ -130,12 +133,43 @@ class SessionPeer(_Options):
         return f"session {type(self.session).__name__}"
 
 
-PeerSpec: TypeAlias = StdioPeer | HttpPeer | InProcessPeer | SessionPeer
+class ParticipantSource(Protocol):
+    """What reaches the participants of a topic: a connected `mcpx.TopicClient`."""
+
+    topic: str
+
+    def participant_transport(self, participant_id: str) -> Transport: ...
+
+
+@dataclass(frozen=True)
+class ParticipantPeer(_Options):
+    """A participant of an MCPx topic, reached over the topic's connection (see docs/mcpx.md).
+
+    `Router.join_topic` makes these for every participant present; join one yourself with
+    `router.join("agent-b", ParticipantPeer(topic_client, "agent-b"))`. A lost session is
+    reopened over the same topic client (which reconnects itself if it was given a policy).
+
+    Args:
+        topic: A connected `TopicClient` (anything with `participant_transport(id)`).
+        participant: The participant's id in the topic.
+        mode: How to negotiate the protocol version; MCPx v0 participants expect the
+            `initialize` handshake ("legacy").
+    """
+
+    topic: ParticipantSource
+    participant: str
+    mode: Mode = "legacy"
+
+    def describe(self) -> str:
+        return f"participant {self.participant!r} of topic {self.topic.topic!r}"
+
+
+PeerSpec: TypeAlias = StdioPeer | HttpPeer | InProcessPeer | SessionPeer | ParticipantPeer
 
 
 def as_peer_spec(peer: object) -> PeerSpec:
     """Accept a spec, a URL, `StdioServerParameters`, an `mcp` server object or a connected session."""
-    if isinstance(peer, StdioPeer | HttpPeer | InProcessPeer | SessionPeer):
+    if isinstance(peer, StdioPeer | HttpPeer | InProcessPeer | SessionPeer | ParticipantPeer):
         return peer
     if isinstance(peer, str):
         if peer.startswith(("http://", "https://")):
