@@ -26,6 +26,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--offline", action="store_true", help="never contact a model, even if a key is set")
     demo.add_argument("--prompt", default=None, help="what to ask the model (with OPENAI_API_KEY)")
+    demo.add_argument(
+        "--topic",
+        nargs="?",
+        const="demo",
+        default=None,
+        metavar="NAME",
+        help="the MCPx demo instead: a gateway on 127.0.0.1, participants joining and leaving topic NAME "
+        "(default: demo), and a Router publishing their tools",
+    )
     demo.set_defaults(run=_run_demo)
 
     chat = commands.add_parser(
@@ -45,6 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--max-tools", type=int, default=128, help="tools per request (default: 128)")
     chat.set_defaults(run=_run_chat)
     add_peer_commands(commands)
+    # MCPx commands parse their own arguments (see `main`); listed here for --help.
+    commands.add_parser(
+        "gateway", help="run an MCPx v0 gateway (see mcpx-router gateway --help)", add_help=False
+    )
+    commands.add_parser(
+        "bridge", help="make a stdio MCP server a participant of an MCPx topic", add_help=False
+    )
     return parser
 
 
@@ -64,6 +80,10 @@ def _run_chat(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    if args.topic is not None:
+        from ._demo_topic import run_topic_demo
+
+        return run_topic_demo(args.topic)
     from ._demo import run_demo
 
     return run_demo(offline=args.offline, prompt=args.prompt)
@@ -71,6 +91,15 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `mcpx-router` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["gateway"]:
+        from .mcpx import gateway_cli
+
+        return gateway_cli(argv[1:])
+    if argv[:1] == ["bridge"]:
+        from .mcpx import bridge_cli
+
+        return bridge_cli(argv[1:])
     args = build_parser().parse_args(argv)
     code: int = args.run(args)
     return code

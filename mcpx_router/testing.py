@@ -1,6 +1,7 @@
 """Small in-process MCP peers, for the demo and for your own tests.
 
-Each function returns a fresh `MCPServer`; connect to one with `mcp.Client(server)`.
+Each function returns a fresh `MCPServer`; connect to one with `mcp.Client(server)`, or run one
+as a stdio server with `python -m mcpx_router.testing docs`.
 `search_agent()` and `docs_library()` both offer a tool named `search`, so a catalogue holding
 both shows how peer prefixes keep them apart.
 """
@@ -13,7 +14,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
-__all__ = ["demo_peers", "docs_library", "search_agent", "weather_station"]
+__all__ = ["demo_peers", "docs_library", "main", "search_agent", "weather_station"]
 
 _CITIES = {
     "paris": (14, "light rain"),
@@ -103,3 +104,20 @@ def docs_library() -> MCPServer:
 def demo_peers() -> dict[str, MCPServer]:
     """The demo's peers, by peer id."""
     return {"weather": weather_station(), "search-agent": search_agent(), "docs": docs_library()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m mcpx_router.testing NAME`: serve one of the demo peers over stdio."""
+    import sys
+
+    peers = demo_peers()
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or args[0] not in peers:
+        print(f"usage: python -m mcpx_router.testing {{{','.join(peers)}}}", file=sys.stderr)
+        return 2
+    peers[args[0]].run("stdio")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -25,16 +25,20 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from .._backoff import Reconnect
 from ._auth import static_token
 from ._envelope import Envelope
 from ._errors import BridgeError, MCPxError
 from ._rpc import INTERNAL_ERROR, METHOD_NOT_FOUND, IdKey, classify, error_response, id_key
 from ._signals import until_signalled
 from ._topic import TopicClient
+from ._topic_events import ConnectionEvent, ConnectionState
 
 logger = logging.getLogger("mcpx_router.mcpx.bridge")
 
 MAX_LINE = 16 * 1024 * 1024
+_RECONNECT = Reconnect(initial_delay=0.5, max_delay=10.0)
+"""The command's policy: keep trying, at least every 10 s, for as long as it runs."""
 _STREAM_ENDED = (
     anyio.EndOfStream,
     anyio.IncompleteRead,
@@ -295,7 +299,11 @@ async def bridge_stdio_server(
     cwd: str | None = None,
     shutdown_grace: float = 2.0,
 ) -> AsyncIterator[StdioBridge]:
-    """Spawn `command` and serve it to the topic as `topic.participant_id` until the block ends."""
+    """Spawn `command` and serve it to the topic as `topic.participant_id` until the block ends.
+
+    It may be entered before the topic client connects (`run_bridge` does): the server is then
+    ready when the other participants see this one join.
+    """
     if not command:
         raise ValueError("the bridge needs a command to run")
     try:
@@ -328,17 +336,41 @@ async def run_bridge(
     command: Sequence[str],
     *,
     token: str | None = None,
+    reconnect: Reconnect | None = _RECONNECT,
 ) -> int:
-    """Bridge until the server exits or the connection is lost; the exit status for a CLI."""
+    """Bridge until the server exits or the gateway is given up on; the exit status for a CLI.
+
+    A lost connection is made again after `reconnect` delays (the server keeps running, and
+    participants handshake with it again); None: a lost connection ends the bridge.
+    """
     provider = static_token(token) if token else None
+    client = TopicClient(gateway_url, topic, participant_id, token_provider=provider, reconnect=reconnect)
+    lost: list[str] = []
     async with (
-        TopicClient(gateway_url, topic, participant_id, token_provider=provider) as client,
+        # The server is started and the bridge answers before our presence is announced: a
+        # participant that sees us join may ask at once.
         bridge_stdio_server(client, command) as bridge,
+        client,
+        client.subscribe() as events,
+        anyio.create_task_group() as tg,
     ):
-        await bridge.wait()
-        if bridge.connection_lost.is_set():
-            logger.error("lost the connection to the gateway")
-            return 1
+
+        async def watch_connection() -> None:
+            final = ConnectionState.CLOSED if reconnect is not None else ConnectionState.LOST
+            async for event in events:
+                if isinstance(event, ConnectionEvent) and event.state is final:
+                    lost.append(event.reason or "connection closed")
+                    tg.cancel_scope.cancel()
+
+        async def watch_server() -> None:
+            await bridge.exited.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch_connection)
+        tg.start_soon(watch_server)
+    if lost:
+        logger.error("lost the connection to the gateway: %s", lost[0])
+        return 1
     return bridge.process.returncode or 0
 
 
@@ -352,8 +384,13 @@ def bridge_main(
 
     try:
         return anyio.run(lambda: until_signalled(main, on_signal=0))
-    except MCPxError as exc:
-        print(f"mcpx bridge: {exc}", file=sys.stderr)
+    except (MCPxError, BaseExceptionGroup) as exc:
+        error = exc
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]  # raised inside the bridge's task group
+        if not isinstance(error, MCPxError):
+            raise
+        print(f"mcpx bridge: {error}", file=sys.stderr)
         return 1
 
 
