@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
-import difflib
 import logging
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self, cast
 
 import anyio
 import mcp
 import mcp_types as mt
+from mcp.shared.dispatcher import ProgressFnT
 from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses import FunctionToolParam
 from openai.types.shared_params import FunctionDefinition
 
 from ._arguments import ArgumentsError
-from ._budget import MAX_TOOLS_PER_REQUEST, LexicalIndex, conversation_text, matches, tool_text
+from ._budget import MAX_TOOLS_PER_REQUEST, conversation_text
 from ._calls import ToolCall, answer, parse_tool_call
 from ._catalogue import Catalogue, Format, PublishedTool
-from ._dispatch import Outcome, prepare_arguments
-from ._dispatch import describe as _describe
+from ._dispatch import (
+    Outcome,
+    PeerEntry,
+    check_limit,
+    check_timeout,
+    patterns,
+    prepare_arguments,
+    run_on_peer,
+)
 from ._dispatch import error as _error
 from ._errors import (
     AdapterClosedError,
@@ -37,8 +42,7 @@ from ._errors import (
 from ._events import CallProgress
 from ._link import PeerLink
 from ._naming import ToolKey
-from ._results import render_result
-from ._rich import chat_media_message, has_media, responses_output, truncate
+from ._rich import chat_media_message, has_media, responses_output
 from ._session import ToolSession, list_all_tools
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter", "Outcome"]
@@ -49,23 +53,6 @@ DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told it timed out."""
 
 _UNSET: Any = object()
-
-
-@dataclass(slots=True)
-class _Peer:
-    session: ToolSession
-    timeout: float | None
-    limiter: anyio.CapacityLimiter | None
-    include: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] | None = None
-    tool_timeouts: dict[str, float | None] = field(default_factory=dict)
-    native: bool = False
-    """An `mcp` session: it times its requests itself and tells the peer when it gives up."""
-
-    def offered(self, tools: list[mt.Tool]) -> list[mt.Tool]:
-        if self.include is None and not self.exclude:
-            return tools
-        return [t for t in tools if matches(t.name, self.include, self.exclude)]
 
 
 class OpenAIPeerToolAdapter:
@@ -115,10 +102,10 @@ class OpenAIPeerToolAdapter:
         strict: bool | None = False,
         json_string_params: bool = False,
     ) -> None:
-        _check_timeout(call_timeout)
-        _check_limit("max_tools", max_tools)
-        _check_limit("description_limit", description_limit, minimum=32)
-        _check_limit("max_output_chars", max_output_chars, minimum=64)
+        check_timeout(call_timeout)
+        check_limit("max_tools", max_tools)
+        check_limit("description_limit", description_limit, minimum=32)
+        check_limit("max_output_chars", max_output_chars, minimum=64)
         if media not in ("describe", "attach"):
             raise UsageError(f"media must be 'describe' or 'attach', not {media!r}")
         self._max_output_chars = max_output_chars
@@ -130,11 +117,9 @@ class OpenAIPeerToolAdapter:
         self._catalogue = Catalogue(
             description_limit=description_limit, strict=strict, json_strings=bool(json_string_params)
         )
-        self._peers: dict[str, _Peer] = {}
+        self._peers: dict[str, PeerEntry] = {}
         self._joining: set[str] = set()
         self._closed = False
-        self._index: tuple[int, LexicalIndex] | None = None
-        self._warned_version = -1
         self.on_progress = on_progress
 
     async def __aenter__(self) -> Self:
@@ -198,9 +183,9 @@ class OpenAIPeerToolAdapter:
                 f"got {type(session).__name__}"
             )
         if call_timeout is not _UNSET:
-            _check_timeout(call_timeout)
+            check_timeout(call_timeout)
         for limit in (tool_timeouts or {}).values():
-            _check_timeout(limit)
+            check_timeout(limit)
         if max_concurrency is not None and max_concurrency < 1:
             raise UsageError(f"max_concurrency must be at least 1 or None, not {max_concurrency!r}")
         self._joining.add(peer_id)
@@ -209,12 +194,12 @@ class OpenAIPeerToolAdapter:
             self._check_open()
         finally:
             self._joining.discard(peer_id)
-        peer = self._peers[peer_id] = _Peer(
+        peer = self._peers[peer_id] = PeerEntry(
             session=session,
             timeout=self._call_timeout if call_timeout is _UNSET else call_timeout,
             limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
-            include=_patterns("include", include),
-            exclude=_patterns("exclude", exclude),
+            include=patterns("include", include),
+            exclude=patterns("exclude", exclude),
             tool_timeouts=dict(tool_timeouts or {}),
             native=isinstance(session, mcp.Client | mcp.ClientSession | PeerLink),
         )
@@ -319,31 +304,11 @@ class OpenAIPeerToolAdapter:
         return cast("tuple[FunctionDefinition, ...]", self._view("functions", relevant_to, max_tools))
 
     def _view(self, fmt: Format, relevant_to: str | Iterable[Any] | None, max_tools: Any) -> tuple[Any, ...]:
-        view = self._catalogue.view(fmt)
         limit = self._max_tools if max_tools is _UNSET else max_tools
-        if limit is None or len(view) <= limit:
-            return view
-        _check_limit("max_tools", limit)
-        query = relevant_to if isinstance(relevant_to, str) else conversation_text(relevant_to or ())
-        if not query:
-            if self._warned_version != self.version:  # once per catalogue version, not per request
-                self._warned_version = self.version
-                logger.warning(
-                    "%d tools are published but a request carries at most %d; sending the first %d. "
-                    "Pass relevant_to= to choose by relevance.",
-                    len(view),
-                    limit,
-                    limit,
-                )
-            return view[:limit]
-        chosen = sorted(self._lexical_index().rank(query)[:limit])
-        return tuple(view[i] for i in chosen)
-
-    def _lexical_index(self) -> LexicalIndex:
-        if self._index is None or self._index[0] != self.version:
-            docs = [tool_text(t.name, t.description, t.parameters) for t in self._catalogue.all_tools()]
-            self._index = (self.version, LexicalIndex(docs))
-        return self._index[1]
+        check_limit("max_tools", limit)
+        if relevant_to is None or isinstance(relevant_to, str):
+            return self._catalogue.select(fmt, relevant_to or "", limit)
+        return self._catalogue.select(fmt, conversation_text(relevant_to), limit)
 
     def strict_report(self) -> dict[str, tuple[str, ...]]:
         """Tools offered without strict mode although it was asked for, each with the reasons."""
@@ -389,7 +354,7 @@ class OpenAIPeerToolAdapter:
         ):
             raise ToolCallFormatError(f"dispatch takes a list of tool calls, not {type(tool_calls).__name__}")
         if call_timeout is not _UNSET:
-            _check_timeout(call_timeout)
+            check_timeout(call_timeout)
         calls = [parse_tool_call(item) for item in tool_calls]
         if len(calls) == 1:  # the usual turn: no task group needed
             outcomes = [await self._run(calls[0], call_timeout)]
@@ -420,7 +385,7 @@ class OpenAIPeerToolAdapter:
         """Answer a single tool call (any shape `dispatch` accepts), in the call's own shape."""
         self._check_open()
         if call_timeout is not _UNSET:
-            _check_timeout(call_timeout)
+            check_timeout(call_timeout)
         parsed = parse_tool_call(call)
         return self._answer(parsed, await self._run(parsed, call_timeout))
 
@@ -445,94 +410,37 @@ class OpenAIPeerToolAdapter:
         tool = self._catalogue.lookup(call.name)
         peer = self._peers.get(tool.peer) if tool is not None else None
         if tool is None or peer is None:
-            return _error(self._unknown_tool_message(call.name))
+            return _error(self._catalogue.why_unknown(call.name))
         try:
             arguments = prepare_arguments(tool, call.arguments)
         except ArgumentsError as exc:
             return _error(f"{call.name} was not called. {exc}", tool)
         limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is _UNSET else call_timeout
-        deadline: anyio.CancelScope | None = None
-        try:
-            if peer.limiter is None and (limit is None or peer.native):
-                # An mcp session bounds the request itself and sends the peer a cancellation when
-                # it gives up: no second cancel scope on the hot path.
-                result = await self._call_peer(peer, tool, arguments, call.call_id, limit)
-            else:
-                with anyio.fail_after(math.inf if limit is None else limit) as deadline:
-                    if peer.limiter is None:
-                        result = await self._call_peer(peer, tool, arguments, call.call_id, limit)
-                    else:
-                        async with peer.limiter:
-                            result = await self._call_peer(peer, tool, arguments, call.call_id, limit)
-            text, is_error = render_result(result)
-            text = truncate(text, self._max_output_chars)
-        except Exception as exc:
-            timed_out = (
-                isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and limit is not None
-            ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
-            if timed_out:
-                return _error(f"{call.name} did not answer within {limit:g} s; the call was abandoned", tool)
-            logger.info("call to %s on peer %r failed", tool.tool, tool.peer, exc_info=True)
-            return _error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {_describe(exc)}", tool)
-        if is_error:
-            return Outcome(f"Error: {call.name} reported a failure: {text}", True, tool, result)
-        return Outcome(text, False, tool, result)
+        return await run_on_peer(
+            peer,
+            tool,
+            call.name,
+            arguments,
+            limit,
+            max_output_chars=self._max_output_chars,
+            progress=self._progress_reporter(tool, call.call_id),
+        )
 
-    async def _call_peer(
-        self,
-        peer: _Peer,
-        tool: PublishedTool,
-        arguments: dict[str, Any],
-        call_id: str | None,
-        limit: float | None,
-    ) -> mt.CallToolResult:
-        session: Any = peer.session
-        options: dict[str, Any] = {"read_timeout_seconds": limit} if peer.native and limit is not None else {}
+    def _progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None:
         report = self.on_progress
         if report is None:
-            result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, **options)
-            return result
+            return None
 
-        async def progress(done: float, total: float | None, text: str | None) -> None:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
             try:
                 version = self.version
-                report(CallProgress(tool.peer, version, tool.name, tool.tool, call_id, done, total, text))
+                report(
+                    CallProgress(tool.peer, version, tool.name, tool.tool, call_id, progress, total, message)
+                )
             except Exception:
                 logger.exception("on_progress raised")
 
-        # mcp.Client and mcp.ClientSession take a progress callback; it is only passed when asked for.
-        result = await session.call_tool(tool.tool, arguments, progress_callback=progress, **options)
-        return result
-
-    def _unknown_tool_message(self, name: str) -> str:
-        departed = self._catalogue.departure(name)
-        if departed is not None:
-            return f"{name!r} is not available now: {departed}. Call only the functions offered now."
-        message = f"there is no tool named {name!r}."
-        close = difflib.get_close_matches(name, [t.name for t in self._catalogue.all_tools()], n=3)
-        if close:
-            message += " Did you mean " + " or ".join(repr(c) for c in close) + "?"
-        return message + " Call only the functions offered in this conversation."
+        return progress
 
 
 _NOT_RUN = _error("the call was not run")
-
-
-def _patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | None:
-    if patterns is None:
-        return None
-    if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
-        raise UsageError(f"{what} must be a list of glob patterns, not {patterns!r}")
-    return tuple(patterns)
-
-
-def _check_limit(what: str, value: Any, *, minimum: int = 1) -> None:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
-        raise UsageError(f"{what} must be an integer of at least {minimum}, or None; not {value!r}")
-
-
-def _check_timeout(timeout: Any) -> None:
-    if timeout is not None and (
-        not isinstance(timeout, int | float) or isinstance(timeout, bool) or not timeout > 0
-    ):
-        raise UsageError(f"a timeout must be a positive number of seconds or None, not {timeout!r}")

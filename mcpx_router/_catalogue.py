@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from typing import Any, Literal
 
 import mcp_types as mt
 
+from ._budget import LexicalIndex, tool_text
 from ._errors import ToolConversionError
 from ._jsonstring import StringifyPlan, stringify_complex_parameters
 from ._naming import NameTable, ToolKey
@@ -97,6 +99,8 @@ class Catalogue:
         self._departed: dict[str, str] = {}
         """Why each recently withdrawn public name is no longer published."""
         self.version = 0
+        self._index: tuple[int, LexicalIndex] | None = None
+        self._warned_version = -1
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -129,6 +133,39 @@ class Catalogue:
             build = _BUILDERS[fmt]
             cached = self._views[fmt] = tuple(build(t) for t in self.all_tools())
         return cached
+
+    def select(self, fmt: Format, query: str, limit: int | None) -> tuple[dict[str, Any], ...]:
+        """At most `limit` tools in one format: all of them when they fit, else those most relevant to
+        `query` (BM25 over names, descriptions and parameter names), in catalogue order."""
+        view = self.view(fmt)
+        if limit is None or len(view) <= limit:
+            return view
+        if not query:
+            if self._warned_version != self.version:  # once per catalogue version, not per request
+                self._warned_version = self.version
+                logger.warning(
+                    "%d tools are published but a request carries at most %d; sending the first %d. "
+                    "Pass relevant_to= to choose by relevance.",
+                    len(view),
+                    limit,
+                    limit,
+                )
+            return view[:limit]
+        if self._index is None or self._index[0] != self.version:
+            docs = [tool_text(t.name, t.description, t.parameters) for t in self.all_tools()]
+            self._index = (self.version, LexicalIndex(docs))
+        return tuple(view[i] for i in sorted(self._index[1].rank(query)[:limit]))
+
+    def why_unknown(self, name: str) -> str:
+        """Why no tool answers to `name`, for the model: it went away, or it never was (close names)."""
+        departed = self.departure(name)
+        if departed is not None:
+            return f"{name!r} is not available now: {departed}. Call only the functions offered now."
+        message = f"there is no tool named {name!r}."
+        close = difflib.get_close_matches(name, list(self._by_name), n=3)
+        if close:
+            message += " Did you mean " + " or ".join(repr(c) for c in close) + "?"
+        return message + " Call only the functions offered in this conversation."
 
     def set_peer(self, peer: str, tools: Sequence[mt.Tool]) -> bool:
         """Publish exactly `tools` for `peer`, keeping the names of tools it already had.

@@ -1,12 +1,17 @@
-"""What a tool call needs besides the peer: the model's arguments prepared, outcomes and error texts."""
+"""Running one tool call on one peer: arguments prepared, the call bounded, the answer rendered."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+import mcp
 import mcp_types as mt
+from mcp.shared.dispatcher import ProgressFnT
 
 from ._arguments import (
     ArgumentsError,
@@ -15,11 +20,28 @@ from ._arguments import (
     parse_arguments,
     repair_arguments,
 )
+from ._budget import matches
 from ._catalogue import PublishedTool
+from ._errors import UsageError
 from ._jsonstring import decode_stringified
+from ._results import render_result
+from ._rich import truncate
+from ._session import ToolSession
 from ._strict import strip_added_nulls
 
-__all__ = ["Outcome", "describe", "error", "prepare_arguments"]
+__all__ = [
+    "Outcome",
+    "PeerEntry",
+    "check_limit",
+    "check_timeout",
+    "describe",
+    "error",
+    "patterns",
+    "prepare_arguments",
+    "run_on_peer",
+]
+
+logger = logging.getLogger("mcpx_router")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +89,98 @@ def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) 
 def describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@dataclass(slots=True)
+class PeerEntry:
+    """How the adapter reaches one peer, and the limits it keeps there."""
+
+    session: ToolSession
+    timeout: float | None
+    limiter: anyio.CapacityLimiter | None
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] | None = None
+    tool_timeouts: dict[str, float | None] = field(default_factory=dict)
+    native: bool = False
+    """An `mcp` session: it times its requests itself and tells the peer when it gives up."""
+
+    def offered(self, tools: list[mt.Tool]) -> list[mt.Tool]:
+        """The tools that pass this peer's include/exclude patterns."""
+        if self.include is None and not self.exclude:
+            return tools
+        return [t for t in tools if matches(t.name, self.include, self.exclude)]
+
+
+async def run_on_peer(
+    peer: PeerEntry,
+    tool: PublishedTool,
+    name: str,
+    arguments: dict[str, Any],
+    limit: float | None,
+    *,
+    max_output_chars: int | None,
+    progress: ProgressFnT | None = None,
+) -> Outcome:
+    """Call `tool` on `peer` within `limit` seconds; whatever the peer does, say what became of it."""
+    deadline: anyio.CancelScope | None = None
+    try:
+        if peer.limiter is None and (limit is None or peer.native):
+            # An mcp session bounds the request itself and sends the peer a cancellation when
+            # it gives up: no second cancel scope on the hot path.
+            result = await _call(peer, tool, arguments, limit, progress)
+        else:
+            with anyio.fail_after(math.inf if limit is None else limit) as deadline:
+                if peer.limiter is None:
+                    result = await _call(peer, tool, arguments, limit, progress)
+                else:
+                    async with peer.limiter:
+                        result = await _call(peer, tool, arguments, limit, progress)
+        text, is_error = render_result(result)
+        text = truncate(text, max_output_chars)
+    except Exception as exc:
+        timed_out = (
+            isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and limit is not None
+        ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
+        if timed_out:
+            return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool)
+        logger.info("call to %s on peer %r failed", tool.tool, tool.peer, exc_info=True)
+        return error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}", tool)
+    if is_error:
+        return Outcome(f"Error: {name} reported a failure: {text}", True, tool, result)
+    return Outcome(text, False, tool, result)
+
+
+async def _call(
+    peer: PeerEntry,
+    tool: PublishedTool,
+    arguments: dict[str, Any],
+    limit: float | None,
+    progress: ProgressFnT | None,
+) -> mt.CallToolResult:
+    session: Any = peer.session
+    options: dict[str, Any] = {"read_timeout_seconds": limit} if peer.native and limit is not None else {}
+    if progress is not None:
+        # mcp.Client and mcp.ClientSession take a progress callback; it is only passed when asked for.
+        options["progress_callback"] = progress
+    result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, **options)
+    return result
+
+
+def patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | None:
+    if patterns is None:
+        return None
+    if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
+        raise UsageError(f"{what} must be a list of glob patterns, not {patterns!r}")
+    return tuple(patterns)
+
+
+def check_limit(what: str, value: Any, *, minimum: int = 1) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
+        raise UsageError(f"{what} must be an integer of at least {minimum}, or None; not {value!r}")
+
+
+def check_timeout(timeout: Any) -> None:
+    if timeout is not None and (
+        not isinstance(timeout, int | float) or isinstance(timeout, bool) or not timeout > 0
+    ):
+        raise UsageError(f"a timeout must be a positive number of seconds or None, not {timeout!r}")

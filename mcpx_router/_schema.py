@@ -110,8 +110,7 @@ def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int]) -> A
         return _convert(value, depth=depth + 1, active=active)
     if key in _MANY and isinstance(value, list):
         return [
-            _convert(item, depth=depth + 1, active=active) if _is_map(item) else _copy(item)
-            for item in value
+            _convert(item, depth=depth + 1, active=active) if _is_map(item) else _copy(item) for item in value
         ]
     if key in _NAMED and _is_map(value):
         return {
