@@ -9,14 +9,17 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer
 
 from mcpx_router import EventStream, Reconnect, RouterEvent
 from mcpx_router.mcpx import (
+    ConnectionEvent,
+    ConnectionState,
     Gateway,
     ParticipantServer,
     TopicClient,
+    TopicEvent,
     dev_token_provider,
     run_gateway,
     serve_participant,
@@ -231,3 +234,15 @@ async def until_all(
             if not missing:
                 return seen
     raise AssertionError(f"the event stream ended; still waiting for {len(missing)} event(s)")
+
+
+async def lost_and_back(events: MemoryObjectReceiveStream[TopicEvent], within: float = WAIT) -> None:
+    """Wait on a topic client's events until its connection was lost and is back."""
+    lost = False
+    with anyio.fail_after(within):
+        async for event in events:
+            if isinstance(event, ConnectionEvent):
+                lost = lost or event.state is ConnectionState.LOST
+                if lost and event.state is ConnectionState.CONNECTED:
+                    return
+    raise AssertionError("the topic client closed")

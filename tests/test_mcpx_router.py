@@ -28,8 +28,6 @@ from mcpx_router import (
     is_legal_name,
 )
 from mcpx_router.mcpx import (
-    ConnectionEvent,
-    ConnectionState,
     Gateway,
     GatewayConfig,
     MCPxAuthError,
@@ -47,6 +45,7 @@ from .mcpx_router_support import (
     RestartableGateway,
     blocking_server,
     call,
+    lost_and_back,
     numbered_server,
     play_server,
     text_result,
@@ -375,7 +374,9 @@ async def test_gateway_restart_reconnects_and_reconciles() -> None:
         agents = Agents(tg, gateway.url)
         await agents.start("stay", reconnect=FAST)
         await agents.start("goes")  # no reconnect policy: gone with the first gateway
-        async with Router(reconnect=FAST) as router:
+        # Each failed attempt of a participant's session waits ten times longer: 0.02, 0.2, 2, 20 s.
+        slowing = Reconnect(initial_delay=0.02, multiplier=10, max_delay=60, jitter=0)
+        async with Router(reconnect=slowing) as router:
             with router.events() as events:
                 topic = await router.join_topic(gateway.url, TOPIC, "router", token_provider=tokens)
                 names = router.status("stay").tools
@@ -388,20 +389,22 @@ async def test_gateway_restart_reconnects_and_reconciles() -> None:
                     [answer] = await router.dispatch([call("stay__add", {"a": 1, "b": 1})])
                     unavailable = "peer 'stay' is unavailable (its connection was lost; reconnecting)"
                     assert unavailable in answer["content"]
+                    # `stay`'s session has failed to reopen long enough to wait 20 s before trying again
+                    await next_event(
+                        events, HealthChanged, lambda e: e.peer == "stay" and (e.retry_in or 0) >= 20
+                    )
                     await gateway.start()
-                    with anyio.fail_after(10):  # `stay` reconnects by itself
-                        async for event in stay_events:
-                            if event == ConnectionEvent(ConnectionState.CONNECTED):
-                                break
+                    await lost_and_back(stay_events)  # `stay` reconnects by itself
                 await agents.start("new")
                 with anyio.fail_after(10):
                     await tokens.waiting.wait()  # the Router is trying; let it in now
                 tokens.gate.set()
-                seen = await until_all(
+                seen = await until_all(  # `stay` is not left waiting out its 20 s: the topic says it's back
                     events,
                     is_(PeerLeft, "goes"),
                     is_(PeerJoined, "new"),
                     is_(HealthChanged, "stay", healthy=True),
+                    within=10,
                 )
                 assert not any(isinstance(e, PeerLeft) and e.peer == "stay" for e in seen)
                 assert topic.connected and set(topic.peers) == {"stay", "new"}
