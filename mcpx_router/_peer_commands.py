@@ -3,6 +3,7 @@
 mcpx-router tools --config mcp.json            # the merged catalogue, one tool a line
 mcpx-router tools --config mcp.json --json     # the Chat Completions `tools` list
 mcpx-router call time__get_current_time '{"timezone": "UTC"}' --config mcp.json
+mcpx-router tools --gateway http://127.0.0.1:8080 --topic room   # the participants of an MCPx topic
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
+from ._catalogue import PublishedTool
 from ._errors import RouterError
 from ._router import Router
+from .mcpx import static_token
 from .peers import PeerSpec, load_config
 
 __all__ = ["add_peer_commands"]
@@ -36,6 +39,7 @@ def add_peer_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     tools.add_argument(
         "--json", action="store_true", help="print the Chat Completions `tools` list as JSON instead"
     )
+    _topic_options(tools)
     tools.set_defaults(run=_run_tools)
     call = commands.add_parser(
         "call",
@@ -47,10 +51,23 @@ def add_peer_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     call.add_argument("arguments", nargs="?", default="{}", help="a JSON object (default: {})")
     call.add_argument("--config", default="mcp.json", help=config_help)
     call.add_argument("--timeout", type=float, default=60.0, help="seconds the call may take (default: 60)")
+    _topic_options(call)
     call.set_defaults(run=_run_call)
 
 
+def _topic_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("the participants of an MCPx topic as peers, instead of --config")
+    group.add_argument("--gateway", help="the gateway's URL, e.g. http://127.0.0.1:8080")
+    group.add_argument("--topic", help="the topic to join (with --gateway)")
+    group.add_argument(
+        "--id", dest="participant_id", default="mcpx-router", help="our participant id (default: mcpx-router)"
+    )
+    group.add_argument("--token", help="a pre-shared token (default: a development token from the gateway)")
+
+
 def _run_tools(args: argparse.Namespace) -> int:
+    if args.gateway or args.topic:
+        return _run_in_topic(args, lambda router: _topic_tools(router, args.json))
     peers = _load(args.config)
     if peers is None:
         return 2
@@ -66,6 +83,8 @@ def _run_call(args: argparse.Namespace) -> int:
         return _fail(f"the arguments must be a JSON object, not {type(arguments).__name__}", 2)
     if not args.timeout > 0:
         return _fail(f"--timeout must be a positive number of seconds, not {args.timeout}", 2)
+    if args.gateway or args.topic:
+        return _run_in_topic(args, lambda router: _answer(router, args.name, arguments, args.timeout))
     peers = _load(args.config)
     if peers is None:
         return 2
@@ -77,17 +96,56 @@ async def _tools(peers: Mapping[str, PeerSpec], as_json: bool) -> int:
         failed = await _join(router, peers)
         # Peers join concurrently; list them in the config's order.
         tools = [tool for peer in peers for tool in router.adapter.tools_of(peer)]
-        if as_json:
-            chat = {entry["function"]["name"]: entry for entry in router.get_openai_tools(max_tools=None)}
-            print(json.dumps([chat[tool.name] for tool in tools], indent=2, ensure_ascii=False))
-        else:
-            width = max((len(tool.name) for tool in tools), default=0)
-            for tool in tools:
-                summary = (tool.origin[0] or tool.origin[1] or "").strip().splitlines()
-                print(f"{tool.name:<{width}}  {summary[0] if summary else ''}".rstrip())
-            joined = [peer for peer in peers if peer in router.peers]
-            print(f"{len(tools)} tools from {len(joined)} peer(s): {', '.join(joined) or 'none'}")
+        _print_tools(router, tools, [peer for peer in peers if peer in router.peers], as_json)
     return 1 if failed else 0
+
+
+async def _topic_tools(router: Router, as_json: bool) -> int:
+    _print_tools(router, router.tools, router.peers, as_json)
+    return 0
+
+
+def _print_tools(
+    router: Router, tools: Sequence[PublishedTool], joined: Sequence[str], as_json: bool
+) -> None:
+    if as_json:
+        chat = {entry["function"]["name"]: entry for entry in router.get_openai_tools(max_tools=None)}
+        print(json.dumps([chat[tool.name] for tool in tools], indent=2, ensure_ascii=False))
+    else:
+        width = max((len(tool.name) for tool in tools), default=0)
+        for tool in tools:
+            summary = (tool.origin[0] or tool.origin[1] or "").strip().splitlines()
+            print(f"{tool.name:<{width}}  {summary[0] if summary else ''}".rstrip())
+        print(f"{len(tools)} tools from {len(joined)} peer(s): {', '.join(joined) or 'none'}")
+
+
+def _run_in_topic(args: argparse.Namespace, body: Callable[[Router], Awaitable[int]]) -> int:
+    """Join the topic as a participant, run `body` with its participants as peers, leave."""
+    if not (args.gateway and args.topic):
+        return _fail("give both --gateway and --topic", 2)
+
+    async def run() -> int:
+        provider = static_token(args.token) if args.token else None
+        async with Router() as router:
+            try:
+                topic = await router.join_topic(
+                    args.gateway, args.topic, args.participant_id, token_provider=provider
+                )
+            except RouterError as exc:
+                return _fail(str(exc), 1)
+            for participant, reason in topic.skipped.items():
+                print(f"mcpx-router: participant {participant!r} skipped: {reason}", file=sys.stderr)
+            return await body(router)
+
+    return anyio.run(run)
+
+
+async def _answer(router: Router, name: str, arguments: dict[str, Any], limit: float) -> int:
+    outcome = await router.call(name, arguments, call_timeout=limit)
+    if outcome.is_error:
+        return _fail(outcome.text, 1)
+    print(outcome.text)
+    return 0
 
 
 async def _call(peers: Mapping[str, PeerSpec], name: str, arguments: dict[str, Any], limit: float) -> int:

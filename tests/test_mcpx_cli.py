@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -140,3 +141,54 @@ async def test_gateway_and_bridge_commands_with_a_participant_killed_mid_call() 
         gateway.send_signal(signal.SIGTERM)
         with anyio.fail_after(10):
             assert await gateway.wait() == 0
+
+
+def test_the_walkthrough_of_docs_mcpx_md() -> None:
+    """The shell commands of docs/mcpx.md, with development tokens, on a free port."""
+    statuses: list[int] = []
+
+    def stop(process: subprocess.Popen[str]) -> None:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        statuses.append(process.wait(timeout=20))
+
+    with contextlib.ExitStack() as stack:
+        gateway = stack.enter_context(
+            subprocess.Popen([*COMMAND, "gateway", "--port", "0"], stdout=subprocess.PIPE, text=True)
+        )
+        stack.callback(stop, gateway)
+        assert gateway.stdout is not None
+        found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", gateway.stdout.readline())
+        assert found, "the gateway did not say where it listens"
+        topic = ["--gateway", found.group(1), "--topic", "room"]
+        server = [sys.executable, "-m", "mcpx_router.testing", "docs"]
+        bridge = stack.enter_context(
+            subprocess.Popen(
+                [*COMMAND, "bridge", *topic, "--id", "docs", "--", *server], start_new_session=True
+            )
+        )
+        stack.callback(stop, bridge)
+        deadline = time.monotonic() + 30
+        while True:  # the bridge joins once its process has started: ask until it is listed
+            tools = subprocess.run(
+                [*COMMAND, "tools", *topic], capture_output=True, text=True, timeout=60, check=True
+            )
+            if "docs__search" in tools.stdout or time.monotonic() > deadline:
+                break
+        assert re.search(r"^docs__search\s+Search the documentation\.$", tools.stdout, re.M)
+        page = r"^docs__page_get_[0-9a-f]{8}\s+Read one documentation page by path\.$"
+        assert re.search(page, tools.stdout, re.M)
+        assert tools.stdout.rstrip().endswith("2 tools from 1 peer(s): docs")
+        answer = subprocess.run(
+            [*COMMAND, "call", "docs__search", '{"query": "names"}', *topic],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert answer.returncode == 0
+        assert answer.stdout == "docs/architecture.md: tools are published as peer__tool.\n"
+        wrong = subprocess.run(
+            [*COMMAND, "call", "docs__serch", "{}", *topic], capture_output=True, text=True, timeout=60
+        )
+        assert wrong.returncode == 1 and "Did you mean 'docs__search'?" in wrong.stderr
+    assert statuses == [0, 0]  # the bridge, then the gateway: both stop cleanly on SIGTERM
