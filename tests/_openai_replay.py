@@ -243,3 +243,28 @@ def replay_openai(script: list[Reply]) -> Iterator[Replay]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+async def one_turn(
+    api: str, adapter: Any, calls: list[tuple[str, str, str]], *, prompt: str, safety: float = 20.0
+) -> tuple[Any, list[dict[str, Any]]]:
+    """Run the loop through the real SDK for one turn of `calls` (id, name, arguments) and a final
+    answer, on the Chat ("chat") or Responses API; return the loop's result and the request bodies."""
+    from openai import AsyncOpenAI
+
+    from mcpx_router.loop import run_chat, run_responses
+
+    if api == "chat":
+        turn = chat_completion({"content": None, "tool_calls": [tool_call(*c) for c in calls]})
+        script = [turn, chat_completion({"content": "done"})]
+    else:
+        script = [response([function_call(*c) for c in calls]), response([output_message("done")])]
+    with replay_openai(script) as replay:
+        async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+            with anyio.fail_after(safety):
+                if api == "chat":
+                    messages = [{"role": "user", "content": prompt}]
+                    result = await run_chat(client, adapter, model="m", messages=messages)
+                else:
+                    result = await run_responses(client, adapter, model="m", input=prompt)
+    return result, replay.bodies(CHAT if api == "chat" else RESPONSES)

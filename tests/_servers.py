@@ -75,6 +75,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import http.server
 import os
 import re
 import shutil
@@ -82,6 +83,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import venv
 from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -508,3 +510,36 @@ if __name__ == "__main__":
             print(line)
     except ServerInstallError as exc:
         sys.exit(f"installation failed: {exc}")
+
+
+class _PageHandler(http.server.BaseHTTPRequestHandler):
+    text = ""
+
+    def do_GET(self) -> None:
+        body = (
+            "<html><head><title>Test page</title></head><body><article><h1>Local page</h1>"
+            f"<p>{self.text}</p></article></body></html>"
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def local_web_page(text: str) -> Iterator[str]:
+    """A URL on 127.0.0.1 serving a small HTML page holding `text` (fetch can reach nothing else)."""
+    handler = type("Page", (_PageHandler,), {"text": text})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/page"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

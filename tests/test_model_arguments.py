@@ -9,24 +9,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
 import pytest
-from openai import AsyncOpenAI
 
 from mcpx_router import OpenAIPeerToolAdapter
 from mcpx_router._strict import check_strict
-from mcpx_router.loop import LoopResult, run_chat, run_responses
+from mcpx_router.loop import LoopResult
 
 from ._model_peers import RecordingPeer, connected
 from ._openai_replay import (
-    CHAT,
-    RESPONSES,
-    chat_completion,
-    function_call,
-    output_message,
-    replay_openai,
-    response,
-    tool_call,
+    one_turn,
 )
 
 pytestmark = pytest.mark.anyio
@@ -61,20 +52,7 @@ async def converse(
     api: str, calls: list[tuple[str, str, str]], adapter: OpenAIPeerToolAdapter
 ) -> tuple[LoopResult, list[dict[str, Any]]]:
     """One turn of `calls` (id, name, arguments) and a final answer; returns the result and requests."""
-    if api == "chat":
-        turn = chat_completion({"content": None, "tool_calls": [tool_call(*c) for c in calls]})
-        script = [turn, chat_completion({"content": "done"})]
-    else:
-        script = [response([function_call(*c) for c in calls]), response([output_message("done")])]
-    with replay_openai(script) as replay:
-        async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
-            with anyio.fail_after(SAFETY):
-                if api == "chat":
-                    messages = [{"role": "user", "content": "search the docs"}]
-                    result = await run_chat(client, adapter, model="m", messages=messages)
-                else:
-                    result = await run_responses(client, adapter, model="m", input="search the docs")
-    return result, replay.bodies(CHAT if api == "chat" else RESPONSES)
+    return await one_turn(api, adapter, calls, prompt="search the docs", safety=SAFETY)
 
 
 def answers_in(body: dict[str, Any]) -> dict[str, str]:

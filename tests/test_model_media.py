@@ -12,26 +12,17 @@ import base64
 import json
 from typing import Any
 
-import anyio
 import mcp_types as mt
 import pytest
 from mcp import Client
-from openai import AsyncOpenAI
 
 from mcpx_router import OpenAIPeerToolAdapter
-from mcpx_router.loop import LoopResult, run_chat, run_responses
+from mcpx_router.loop import LoopResult
 
 from . import _servers
 from ._model_peers import PNG_B64, WAV_B64, RecordingPeer, connected, media_peer
 from ._openai_replay import (
-    CHAT,
-    RESPONSES,
-    chat_completion,
-    function_call,
-    output_message,
-    replay_openai,
-    response,
-    tool_call,
+    one_turn,
 )
 
 pytestmark = pytest.mark.anyio
@@ -55,20 +46,8 @@ async def converse(
     api: str, adapter: OpenAIPeerToolAdapter, calls: list[tuple[str, str, str]]
 ) -> tuple[LoopResult, dict[str, Any]]:
     """One turn of calls and a final answer; returns the result and the second request's body."""
-    if api == "chat":
-        turn = chat_completion({"content": None, "tool_calls": [tool_call(*c) for c in calls]})
-        script = [turn, chat_completion({"content": "seen"})]
-    else:
-        script = [response([function_call(*c) for c in calls]), response([output_message("seen")])]
-    with replay_openai(script) as replay:
-        async with AsyncOpenAI(base_url=replay.base_url, api_key="x", max_retries=0) as client:
-            with anyio.fail_after(SAFETY):
-                if api == "chat":
-                    messages = [{"role": "user", "content": "what do the cameras see?"}]
-                    result = await run_chat(client, adapter, model="m", messages=messages)
-                else:
-                    result = await run_responses(client, adapter, model="m", input="what do the cameras see?")
-    return result, replay.bodies(CHAT if api == "chat" else RESPONSES)[1]
+    result, bodies = await one_turn(api, adapter, calls, prompt="what do the cameras see?", safety=SAFETY)
+    return result, bodies[1]
 
 
 async def test_chat_attach_shows_media_in_one_user_message_after_the_tool_messages() -> None:
@@ -90,7 +69,7 @@ async def test_chat_attach_shows_media_in_one_user_message_after_the_tool_messag
         {"type": "text", "text": "Media returned by media__recording (tool call c_audio):"},
         {"type": "input_audio", "input_audio": {"data": WAV_B64, "format": "wav"}},
     ]
-    assert result.messages[-1] == {"role": "assistant", "content": "seen"}
+    assert result.messages[-1] == {"role": "assistant", "content": "done"}
 
 
 async def test_chat_describe_sends_text_only() -> None:

@@ -6,10 +6,8 @@ Every tool sent with `strict: true` is checked against `check_strict`, the docum
 
 from __future__ import annotations
 
-import http.server
 import json
 import logging
-import threading
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -193,30 +191,10 @@ async def test_a_strict_models_calls_reach_the_peer_without_the_nulls_it_had_to_
 # -- real third-party servers ----------------------------------------------------------------------
 
 
-class _Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"<html><body><article><h1>Strict</h1><p>A page the fetch server reads.</p></article></body>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def web_page() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/page"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with _servers.local_web_page("A page the fetch server reads.") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,6 @@ Plain ``mcp.Client`` only. Sessions are opened inside the tests, so each runs on
 
 from __future__ import annotations
 
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,34 +44,10 @@ def _installed() -> None:
     _servers.install_all()
 
 
-class _PageHandler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = (
-            "<html><head><title>Test page</title></head><body><article><h1>Local page</h1>"
-            f"<p>{PAGE_TEXT}</p></article></body></html>"
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def web_page() -> Iterator[str]:
-    """A URL on 127.0.0.1 serving a small HTML page (the fetch server cannot reach anything else)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/page"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with _servers.local_web_page(PAGE_TEXT) as url:
+        yield url
 
 
 def _texts(result: types.CallToolResult) -> str:
