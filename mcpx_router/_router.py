@@ -22,6 +22,7 @@ from ._errors import AdapterClosedError, DuplicatePeerError, InvalidPeerIdError,
 from ._events import CallProgress, EventHub, EventStream, RouterEvent
 from ._member import Member, Settings
 from ._topic_peers import TopicMembership
+from .mcpx._pace import DEFAULT_SEND_RATE
 from .peers._config import load_config
 from .peers._specs import PeerSpec, as_peer_spec
 
@@ -240,6 +241,7 @@ class Router:
         handshake_timeout: float = 10.0,
         retry_unresponsive: float | None = 60.0,
         reconnect: Reconnect | None = None,
+        send_rate: float | None = DEFAULT_SEND_RATE,
         mode: str = "legacy",
     ) -> TopicMembership:
         """Join an MCPx topic: every participant present is a peer, named by its participant id.
@@ -270,6 +272,8 @@ class Router:
                 only when it reconnects or we do).
             reconnect: Backoff for the topic connection and for participants' sessions (by
                 default the Router's). When it gives up, the topic's peers leave.
+            send_rate: Frames a second we send at most (None: no limit), so that the gateway's
+                per-participant rate limit never drops one; joining costs three per participant.
             mode: How to negotiate with participants (see `mcp.Client`); MCPx v0 participants
                 expect the `initialize` handshake.
 
@@ -290,6 +294,7 @@ class Router:
             handshake_timeout=handshake_timeout,
             retry_unresponsive=retry_unresponsive,
             reconnect=reconnect if reconnect is not None else self._settings.reconnect,
+            send_rate=send_rate,
         )
         joined: TopicMembership = await tg.start(membership.run)
         return joined

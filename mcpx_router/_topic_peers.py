@@ -69,6 +69,7 @@ class TopicMembership:
         handshake_timeout: float,
         retry_unresponsive: float | None,
         reconnect: Reconnect,
+        send_rate: float | None,
     ) -> None:
         if not handshake_timeout > 0:
             raise ValueError(f"handshake_timeout must be positive seconds, not {handshake_timeout!r}")
@@ -86,6 +87,10 @@ class TopicMembership:
         self._handshake_timeout = handshake_timeout
         self._retry_after = retry_unresponsive
         self._reconnect = reconnect
+        self._send_rate = send_rate
+        # Handshakes wait for a slot rather than in our paced outbox, where their time would run
+        # out: a handshake costs three frames, so this many take about a second.
+        self._handshakes = anyio.CapacityLimiter(max(1, int(send_rate // 3)) if send_rate else 64)
         self._settings = Settings(
             # A participant's session is reopened while it is present: the topic, not the member,
             # decides when it is gone (a `leave`, or giving up on the gateway).
@@ -180,6 +185,7 @@ class TopicMembership:
                         self._requested_id,
                         token_provider=self._token_provider,
                         reconnect=self._reconnect,
+                        send_rate=self._send_rate,
                     )
                     if self._serve is not None:  # ready before the others see us join
                         self._server = await stack.enter_async_context(serve_participant(client, self._serve))
@@ -280,7 +286,8 @@ class TopicMembership:
                 epoch, connections = self._epochs.get(pid, 0), self._connections
                 spec = ParticipantPeer(self.client, pid, mode=self._mode)
                 try:
-                    await self._router._start_member(pid, spec, self._settings)
+                    async with self._handshakes:
+                        await self._router._start_member(pid, spec, self._settings)
                 except DuplicatePeerError:
                     self._skip(pid, f"the Router already has a peer named {pid!r}", retry=False)
                     return

@@ -6,6 +6,7 @@ spoofing, silence and malformed traffic) and other Routers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import time
@@ -29,7 +30,7 @@ from mcpx_router import (
 )
 from mcpx_router.mcpx import (
     Gateway,
-    GatewayConfig,
+    GatewayErrorEvent,
     MCPxAuthError,
     MCPxConnectionError,
     TopicClient,
@@ -456,8 +457,7 @@ async def test_a_participant_joined_by_hand(gateway: tuple[Gateway, str], agents
 
 
 async def test_fifty_participants_with_ten_tools_each(capsys: Any) -> None:
-    config = GatewayConfig(rate_per_second=10_000, rate_burst=10_000)
-    gw = Gateway(config)
+    gw = Gateway()  # its default rate limit: 50 frames a second per participant, bursts of 100
     async with run_gateway(gw) as url, anyio.create_task_group() as tg:
         agents = Agents(tg, url)
         pids = [f"agent-{i:02d}" for i in range(50)]
@@ -466,7 +466,7 @@ async def test_fifty_participants_with_ten_tools_each(capsys: Any) -> None:
                 starting.start_soon(agents.start, pid, numbered_server(pid, 10))
         async with Router() as router:
             started = time.perf_counter()
-            topic = await router.join_topic(url, TOPIC, "router")
+            topic = await router.join_topic(url, TOPIC, "router")  # 150 frames, paced at 50 a second
             joined = time.perf_counter() - started
             assert sorted(topic.peers) == pids and topic.skipped == {}
             tools = router.tools
@@ -500,3 +500,31 @@ async def test_fifty_participants_with_ten_tools_each(capsys: Any) -> None:
             print(f"\n  50 participants x 10 tools: joined in {joined:.2f} s, 50 calls in {dispatched:.2f} s")
         assert joined < 10
         tg.cancel_scope.cancel()
+
+
+async def test_sending_is_paced_below_the_gateways_rate_limit(gateway: tuple[Gateway, str]) -> None:
+    gw, url = gateway  # the gateway allows 50 frames a second per participant, in bursts of 100
+    note = {"level": "info", "data": "x"}
+    async with raw_peer(url, TOPIC, "reader", gw) as reader:
+        async with TopicClient(url, TOPIC, "unpaced", send_rate=None) as writer, writer.subscribe() as events:
+            for _ in range(120):
+                await writer.notify("notifications/message", note, to=("reader",))
+            with anyio.fail_after(5):  # the gateway drops what exceeds its burst, and says so
+                async for event in events:
+                    if isinstance(event, GatewayErrorEvent) and event.error == "rate_limited":
+                        break
+        async with TopicClient(url, TOPIC, "paced", send_rate=50) as writer, writer.subscribe() as events:
+            for _ in range(120):
+                await writer.notify("notifications/message", note, to=("reader",))
+            started = time.perf_counter()
+            await reader.recv_until(lambda f: f["from"] == "paced" and f["kind"] == "mcp")
+            for _ in range(119):  # every frame arrives: they waited their turn
+                frame = await reader.recv_mcp()
+                assert frame["from"] == "paced"
+            elapsed = time.perf_counter() - started
+            assert 1.0 < elapsed < 3.0  # the first 50 at once, then 50 a second
+            seen = []
+            with contextlib.suppress(anyio.WouldBlock):
+                while True:
+                    seen.append(events.receive_nowait())
+            assert seen and not any(isinstance(e, GatewayErrorEvent) for e in seen)

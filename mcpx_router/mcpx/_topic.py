@@ -41,6 +41,7 @@ from ._envelope import (
     parse_welcome,
 )
 from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError
+from ._pace import DEFAULT_SEND_RATE, Pacer
 from ._routes import PeerChannel, Routes
 from ._topic_events import (
     ConnectionEvent,
@@ -79,6 +80,8 @@ class TopicClient:
         reconnect: When the connection is lost, connect again after these delays (the welcome
             then reconciles the roster: `leave` for those gone, `join` for newcomers). None: a
             lost connection stays lost. Entering the client still fails if the first attempt does.
+        send_rate: At most this many frames a second go out (None: no limit); frames wait in
+            turn rather than be dropped by the gateway's per-participant rate limit.
     """
 
     def __init__(
@@ -93,6 +96,7 @@ class TopicClient:
         ssl_context: ssl.SSLContext | None = None,
         channel_buffer: int = 256,
         reconnect: Reconnect | None = None,
+        send_rate: float | None = DEFAULT_SEND_RATE,
     ) -> None:
         if not topic or not participant_id:
             raise ValueError("topic and participant_id must be non-empty")
@@ -106,6 +110,7 @@ class TopicClient:
         self._connect_timeout = connect_timeout
         self._ssl_context = ssl_context
         self._reconnect = reconnect
+        self._pacer = Pacer(send_rate) if send_rate is not None else None
         self._close_code: int | None = None
         self._state = ConnectionState.CLOSED
         self._roster: dict[str, ParticipantInfo] = {}
@@ -257,6 +262,8 @@ class TopicClient:
         try:
             async with outbox:
                 async for text in outbox:
+                    if self._pacer is not None:
+                        await self._pacer.wait()
                     await ws.send_text(text)
         except WebSocketClosed:
             scope.cancel()
