@@ -29,6 +29,8 @@ from mcpx_router import (
     is_legal_name,
 )
 from mcpx_router.mcpx import (
+    ConnectionEvent,
+    ConnectionState,
     Gateway,
     GatewayErrorEvent,
     MCPxAuthError,
@@ -528,3 +530,16 @@ async def test_sending_is_paced_below_the_gateways_rate_limit(gateway: tuple[Gat
                 while True:
                     seen.append(events.receive_nowait())
             assert seen and not any(isinstance(e, GatewayErrorEvent) for e in seen)
+
+
+async def test_a_client_replaced_under_its_id_does_not_push_back(gateway: tuple[Gateway, str]) -> None:
+    gw, url = gateway
+    async with TopicClient(url, TOPIC, "agent-b", reconnect=FAST) as first, first.subscribe() as events:
+        async with TopicClient(url, TOPIC, "agent-b", reconnect=FAST) as second:
+            with anyio.fail_after(5):
+                async for event in events:
+                    if isinstance(event, ConnectionEvent) and event.state is ConnectionState.CLOSED:
+                        break
+            assert event.reason == "replaced by another connection under our id"
+            assert first.state is ConnectionState.CLOSED and second.state is ConnectionState.CONNECTED
+            assert [p["id"] for p in gw.participants(TOPIC)] == ["agent-b"]
