@@ -297,7 +297,9 @@ class TopicMembership:
                         continue  # it reconnected (or we did) while we asked: ask the new connection
                     self._skip(pid, self._describe(exc), retry=True)
                     return
-                member = self._router._members[pid]
+                member = self._router._members.get(pid)
+                if member is None or not self._owns(member):
+                    return  # it has already left again; the reconciliation below decides
                 self._members[pid] = member
                 assert self._tg is not None
                 self._tg.start_soon(self._watch, pid, member)
