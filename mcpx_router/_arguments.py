@@ -168,6 +168,15 @@ def schema_types(schemas: Iterable[Mapping[str, Any]]) -> set[str]:
 # --- parse -----------------------------------------------------------------------------------
 
 
+def _plain_object(text: str) -> dict[str, Any] | None:
+    """The usual case, one JSON object, decoded; None sends anything unusual down the general path."""
+    try:
+        value = _DECODE(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if type(value) is dict else None
+
+
 def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     """Turn the model's raw arguments into a dict.
 
@@ -184,15 +193,8 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     Raises:
         ArgumentsError: The text is not JSON, or its value is not an object.
     """
-    if type(raw) is str and raw[:1] == "{":
-        # The usual case: one JSON object. Anything unusual takes the general path below.
-        try:
-            value = _DECODE(raw)
-        except (ValueError, RecursionError):
-            pass
-        else:
-            if type(value) is dict:
-                return value
+    if type(raw) is str and raw[:1] == "{" and (quick := _plain_object(raw)) is not None:
+        return quick
     if raw is None:
         return {}
     if isinstance(raw, Mapping):

@@ -160,11 +160,12 @@ def _matches(value: object, types: frozenset[str]) -> bool:
 
 
 def _example_text(schema: object, root: Mapping[str, Any]) -> str:
-    for depth in range(_MAX_EXAMPLE_DEPTH, -1, -1):
+    # Shallower examples until one fits; the shallowest is cut if even that one does not.
+    for depth in range(_MAX_EXAMPLE_DEPTH, 0, -1):
         text = json.dumps(_example(schema, root, depth), ensure_ascii=False, default=str)
-        if len(text) <= _MAX_EXAMPLE_CHARS or depth == 0:
-            return shorten(text, _MAX_EXAMPLE_CHARS)
-    raise AssertionError("unreachable")  # pragma: no cover - depth 0 always returns
+        if len(text) <= _MAX_EXAMPLE_CHARS:
+            return text
+    return shorten(json.dumps(_example(schema, root, 0), ensure_ascii=False, default=str), _MAX_EXAMPLE_CHARS)
 
 
 def _example(schema: object, root: Mapping[str, Any], depth: int) -> Any:
