@@ -68,7 +68,9 @@ def syntax_problem(exc: json.JSONDecodeError) -> str:
     before = ("…" if start else "") + exc.doc[start : exc.pos]
     after = exc.doc[exc.pos : end] + ("…" if end < len(exc.doc) else "")
     excerpt = shorten(before, limit=_EXCERPT_RADIUS + 1) + "<HERE>" + shorten(after, _EXCERPT_RADIUS + 1)
-    return f"{exc.msg} at line {exc.lineno}, column {exc.colno}: {excerpt}"
+    # Some messages end in "at" already ("Unterminated string starting at").
+    where = "" if exc.msg.endswith(" at") else " at"
+    return f"{exc.msg}{where} line {exc.lineno}, column {exc.colno}: {excerpt}"
 
 
 def _reject_constant(name: str) -> NoReturn:

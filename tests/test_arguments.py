@@ -1181,3 +1181,10 @@ def test_drop_optional_nulls(args: dict[str, Any], expected: dict[str, Any]) -> 
     before = copy.deepcopy(args)
     assert drop_optional_nulls(args, schema) == expected
     assert args == before
+
+
+def test_a_parse_message_that_ends_in_at_is_not_doubled() -> None:
+    with pytest.raises(ArgumentsError) as info:
+        parse_arguments('{"query": "install')
+    assert "Unterminated string starting at line 1, column 11" in str(info.value)
+    assert "at at" not in str(info.value)
