@@ -11,12 +11,17 @@ of a peer during `dispatch` never raise: they become error answers the model can
     │   ├── UnknownPeerError      (also LookupError)
     │   └── PeerUnavailableError
     ├── ToolError                 .peer, .tool
-    │   ├── ToolConversionError   (also ValueError)
-    │   └── ToolTimeoutError      (also TimeoutError)
+    │   └── ToolConversionError   (also ValueError)
     ├── UnknownToolError          .name (also LookupError)
     ├── ToolCallFormatError       (also TypeError)
     ├── UsageError                (also ValueError and TypeError)
-    └── AdapterClosedError
+    ├── AdapterClosedError
+    └── MCPxError                 (in mcpx_router.mcpx)
+        ├── EnvelopeError         (also ValueError)
+        ├── MCPxConnectionError   (also ConnectionError)
+        │   └── MCPxAuthError     (also PermissionError)
+        ├── MCPxClosedError
+        └── BridgeError
 """
 
 from __future__ import annotations
@@ -65,10 +70,6 @@ class ToolError(RouterError):
 
 class ToolConversionError(ToolError, ValueError):
     """A peer's tool definition cannot be converted to an OpenAI tool."""
-
-
-class ToolTimeoutError(ToolError, TimeoutError):
-    """A tool call did not finish within its timeout."""
 
 
 class UnknownToolError(RouterError, LookupError):
