@@ -9,6 +9,7 @@ session (roots, sampling, elicitation) are answered with `correlation_id` set.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -111,20 +112,43 @@ class _ClientChannel:
             env_id = self._sent.pop(key, None) if key is not None else None
             if env_id is not None:
                 topic._routes.forget_response(env_id)
-        env = topic.envelope("mcp", payload, to=(peer,), correlation_id=correlation_id)
+        env, exc = await send_tracked(
+            topic, peer, payload, kind, correlation_id, self._sent, self.on_response
+        )
+        if exc is None:
+            return
         if kind == "request":
-            key = id_key(payload["id"])
-            assert key is not None
-            self._sent[key] = env.id
-            topic._routes.expect_response(env.id, peer, payload["id"], self.on_response)
-        try:
-            await topic.send(env)
-        except MCPxConnectionError as exc:
-            if kind == "request":
-                topic._routes.forget_response(env.id)
-                self.on_response(error_response(payload["id"], CONNECTION_CLOSED, str(exc)), env)
-            else:
-                logger.debug("could not send to %r: %s", peer, exc)
+            self.on_response(error_response(payload["id"], CONNECTION_CLOSED, str(exc)), env)
+        else:
+            logger.debug("could not send to %r: %s", peer, exc)
+
+
+async def send_tracked(
+    topic: TopicClient,
+    peer: str,
+    payload: dict[str, Any],
+    kind: str | None,
+    correlation_id: str | None,
+    sent: dict[IdKey, str],
+    on_response: Callable[[dict[str, Any], Envelope], None],
+) -> tuple[Envelope, MCPxConnectionError | None]:
+    """Send one MCP message to `peer`, addressed; a request is remembered (in `sent` and the topic's
+    routes) so that only `peer`'s reply with the same JSON-RPC id and correlation id reaches
+    `on_response`. Returns the envelope, and the error if the topic connection was down (the
+    request is then forgotten again)."""
+    env = topic.envelope("mcp", payload, to=(peer,), correlation_id=correlation_id)
+    key = id_key(payload["id"]) if kind == "request" else None
+    if key is not None:
+        sent[key] = env.id
+        topic._routes.expect_response(env.id, peer, payload["id"], on_response)
+    try:
+        await topic.send(env)
+    except MCPxConnectionError as exc:
+        if key is not None:
+            topic._routes.forget_response(env.id)
+            sent.pop(key, None)
+        return env, exc
+    return env, None
 
 
 class ParticipantTransport:

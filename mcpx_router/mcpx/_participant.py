@@ -23,8 +23,8 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
 
+from ._channel import send_tracked
 from ._envelope import Envelope
-from ._errors import MCPxConnectionError
 from ._rpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -127,15 +127,10 @@ class _ServerSession:
                     if isinstance(meta, ServerMessageMetadata) and meta.related_request_id is not None:
                         related = id_key(meta.related_request_id)
                         correlation_id = self.answer_to.get(related) if related is not None else None
-                env = topic.envelope("mcp", payload, to=(peer,), correlation_id=correlation_id)
-                if kind == "request":
-                    key = id_key(payload["id"])
-                    assert key is not None
-                    self.sent[key] = env.id
-                    topic._routes.expect_response(env.id, peer, payload["id"], self.on_response)
-                try:
-                    await topic.send(env)
-                except MCPxConnectionError as exc:
+                _, exc = await send_tracked(
+                    topic, peer, payload, kind, correlation_id, self.sent, self.on_response
+                )
+                if exc is not None:
                     logger.debug("could not answer %r: %s", peer, exc)
 
 
