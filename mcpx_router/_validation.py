@@ -203,7 +203,15 @@ def _line(error: ValidationError) -> tuple[tuple[tuple[int, int | str], ...], st
         # Point at the missing property itself, where the model has to add it.
         path += [p for p in error.validator_value if error.message == f"{p!r} is a required property"][:1]
     key = tuple((0, step) if isinstance(step, int) else (1, step) for step in path)
-    return key, f"at {format_path(path)}: {shorten(error.message)}"
+    message = error.message
+    if error.instance is None or isinstance(error.instance, bool):
+        # jsonschema writes Python's None/True/False; the model wrote JSON's null/true/false.
+        shown = repr(error.instance)
+        if message.startswith(shown):
+            message = ("null" if error.instance is None else str(error.instance).lower()) + message[
+                len(shown) :
+            ]
+    return key, f"at {format_path(path)}: {shorten(message)}"
 
 
 @functools.lru_cache(maxsize=256)

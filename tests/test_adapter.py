@@ -905,3 +905,18 @@ async def test_public_all_is_sorted_and_importable() -> None:
         "render_result",
     ]:
         assert name in names
+
+
+async def test_a_null_for_an_optional_parameter_is_dropped_before_the_call() -> None:
+    server = MCPServer("w")
+
+    @server.tool()
+    def forecast(city: str, days: int = 3) -> str:
+        return f"{city}:{days}"
+
+    async with mcp.Client(server) as client, OpenAIPeerToolAdapter() as adapter:
+        await adapter.add_peer("w", client)
+        dropped = await adapter.call("w__forecast", '{"city": "Oslo", "days": null}')
+        refused = await adapter.call("w__forecast", '{"city": null}')
+    assert (dropped.text, dropped.is_error) == ("Oslo:3", False)
+    assert refused.is_error and "at $.city: null is not of type 'string'" in refused.text

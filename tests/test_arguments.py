@@ -555,7 +555,7 @@ def test_repair_never_mutates_its_input(schema: dict[str, Any], args: dict[str, 
                 "at $: Additional properties are not allowed ('extra' was unexpected)",
                 "at $.days: 0 is less than the minimum of 1",
                 "at $.tags[1]: 1 is not of type 'string'",
-                "at $.tags[2]: None is not of type 'string'",
+                "at $.tags[2]: null is not of type 'string'",
                 "at $.units: 'kelvin' is not one of ['metric', 'imperial']",
             ],
             id="many-kinds",
@@ -1188,3 +1188,17 @@ def test_a_parse_message_that_ends_in_at_is_not_doubled() -> None:
         parse_arguments('{"query": "install')
     assert "Unterminated string starting at line 1, column 11" in str(info.value)
     assert "at at" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, "at $.n: null is not of type 'integer'"),
+        (True, "at $.n: true is not of type 'integer'"),
+        (False, "at $.n: false is not of type 'integer'"),
+        ("3", "at $.n: '3' is not of type 'integer'"),
+    ],
+)
+def test_error_lines_write_json_literals_as_the_model_wrote_them(value: Any, expected: str) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert validate_arguments({"n": value}, schema) == [expected]
