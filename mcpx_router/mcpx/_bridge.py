@@ -259,7 +259,7 @@ class StdioBridge:
             anyio.ClosedResourceError,
             anyio.BrokenResourceError,
         ):
-            pass
+            pass  # the server closed its output: it has exited, which `exited` reports
         except anyio.DelimiterNotFound:
             logger.error("the bridged server wrote a line longer than %d bytes", MAX_LINE)
         finally:

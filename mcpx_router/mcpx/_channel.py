@@ -72,7 +72,7 @@ class _ClientChannel:
         except anyio.WouldBlock:
             logger.warning("session with %r is not reading; dropped a message", self.peer)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+            pass  # the session has ended: nobody is left to read it
 
     def on_response(self, payload: dict[str, Any], envelope: Envelope) -> None:
         key = id_key(payload.get("id"))

@@ -70,7 +70,7 @@ class _Connection:
             logger.warning("closing %r: it does not read its frames", self.participant_id)
             self.shut(CLOSE_TOO_SLOW, "too slow: send queue full")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+            pass  # the connection is closing: the frame has nowhere to go
 
     def shut(self, code: int, reason: str) -> None:
         if not self._shut:
@@ -85,7 +85,7 @@ class _Connection:
                     await self.websocket.send_text(text)
             await self.websocket.close(self.close_code, self.close_reason)
         except (WebSocketDisconnect, WebSocketDisconnected, RuntimeError, OSError):
-            pass
+            pass  # the participant went away mid-write: its reader notices and unregisters it
         finally:
             scope.cancel()
 

@@ -93,7 +93,7 @@ class _ServerSession:
                 self.answer_to.pop(key, None)  # type: ignore[arg-type]
                 self.reply(envelope, error_response(payload["id"], INTERNAL_ERROR, "server busy"))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+            pass  # the server session has ended: nobody is left to read it
 
     def on_response(self, payload: dict[str, Any], envelope: Envelope) -> None:
         key = id_key(payload.get("id"))

@@ -6,6 +6,7 @@ stack. One task receives (`receive_text`); any task may send (sends are serialis
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
@@ -33,6 +34,8 @@ from ._errors import MCPxAuthError, MCPxConnectionError
 
 DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 _READ_CHUNK = 65536
+# Writing a control frame to a peer that is already gone: there is nobody left to tell.
+_GONE = (LocalProtocolError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
 class WebSocketClosed(MCPxConnectionError):
@@ -104,17 +107,13 @@ class WebSocket:
             self._size = 0
             return text
         if isinstance(event, Ping):
-            try:
+            with contextlib.suppress(*_GONE):
                 await self._write(self._conn.send(event.response()))
-            except (LocalProtocolError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
             return None
         if isinstance(event, CloseConnection):
             if self._conn.state is ConnectionState.REMOTE_CLOSING:
-                try:
+                with contextlib.suppress(*_GONE):
                     await self._write(self._conn.send(event.response()))
-                except (LocalProtocolError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    pass
             self.closed = WebSocketClosed(event.code, event.reason or "")
             await self._stream.aclose()
             raise self.closed
@@ -129,16 +128,8 @@ class WebSocket:
         """Send a close frame (if still possible) and close the TCP stream. Never raises."""
         with anyio.CancelScope(shield=True):
             if self._conn.state is ConnectionState.OPEN:
-                with anyio.move_on_after(2):
-                    try:
-                        await self._write(self._conn.send(CloseConnection(code=code, reason=reason)))
-                    except (
-                        LocalProtocolError,
-                        OSError,
-                        anyio.BrokenResourceError,
-                        anyio.ClosedResourceError,
-                    ):
-                        pass
+                with anyio.move_on_after(2), contextlib.suppress(*_GONE):
+                    await self._write(self._conn.send(CloseConnection(code=code, reason=reason)))
             if self.closed is None:
                 self.closed = WebSocketClosed(code, reason or "closed locally")
             await self._stream.aclose()
