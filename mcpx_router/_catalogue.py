@@ -106,9 +106,6 @@ class Catalogue:
     def peers(self) -> tuple[str, ...]:
         return tuple(self._peers)
 
-    def has_peer(self, peer: str) -> bool:
-        return peer in self._peers
-
     def tools_of(self, peer: str) -> tuple[PublishedTool, ...]:
         return tuple(self._peers.get(peer, {}).values())
 
