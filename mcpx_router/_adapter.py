@@ -17,7 +17,7 @@ from openai.types.shared_params import FunctionDefinition
 
 from ._arguments import ArgumentsError
 from ._budget import MAX_TOOLS_PER_REQUEST, conversation_text
-from ._calls import ToolCall, answer, parse_tool_call
+from ._calls import ToolCall, answer, parse_one_call, parse_tool_call, tool_call_items
 from ._catalogue import Catalogue, Format, PublishedTool
 from ._dispatch import (
     Outcome,
@@ -34,7 +34,6 @@ from ._errors import (
     DuplicatePeerError,
     InvalidPeerIdError,
     PeerUnavailableError,
-    ToolCallFormatError,
     UnknownPeerError,
     UnknownToolError,
     UsageError,
@@ -330,9 +329,7 @@ class OpenAIPeerToolAdapter:
 
     # -- calls ------------------------------------------------------------------------------
 
-    async def dispatch(
-        self, tool_calls: Iterable[Any], *, call_timeout: float | None = _UNSET
-    ) -> list[dict[str, Any]]:
+    async def dispatch(self, tool_calls: Any, *, call_timeout: float | None = _UNSET) -> list[dict[str, Any]]:
         """Answer every tool call, concurrently; one answer per call, in call order.
 
         A call to an unknown tool, malformed arguments, a failing or slow peer: each becomes an
@@ -341,21 +338,28 @@ class OpenAIPeerToolAdapter:
         message (Chat tool messages carry text only).
 
         Args:
-            tool_calls: Chat Completions tool calls, Responses `function_call` items, legacy
-                function calls, as SDK objects or dicts (shapes may be mixed).
+            tool_calls: A list of Chat Completions tool calls, Responses `function_call` items
+                and legacy function calls, as SDK objects or dicts (shapes may be mixed); or
+                None (no calls: no answers), one call on its own, an assistant message (its
+                calls), or a whole Responses `Response` (its output). Custom tool calls are
+                answered with an error; Responses items that are not client function calls
+                (messages, reasoning, calls the API ran, built-in tools the host answers) are
+                passed over without an answer.
             call_timeout: Seconds each call may take, overriding the peer's and adapter's default.
 
         Raises:
-            ToolCallFormatError: An item is not a tool call of any known shape (nothing is called).
+            ToolCallFormatError: Something passed is not a tool call of any known shape (nothing
+                is called).
         """
         self._check_open()
-        if type(tool_calls) is not list and (
-            isinstance(tool_calls, str | bytes) or not isinstance(tool_calls, Iterable)
-        ):
-            raise ToolCallFormatError(f"dispatch takes a list of tool calls, not {type(tool_calls).__name__}")
         if call_timeout is not _UNSET:
             check_timeout(call_timeout)
-        calls = [parse_tool_call(item) for item in tool_calls]
+        items, whole_response = tool_call_items(tool_calls)
+        parsed = (
+            parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else index)
+            for index, item in enumerate(items)
+        )
+        calls = [call for call in parsed if call is not None]
         if len(calls) == 1:  # the usual turn: no task group needed
             outcomes = [await self._run(calls[0], call_timeout)]
         else:
@@ -386,7 +390,7 @@ class OpenAIPeerToolAdapter:
         self._check_open()
         if call_timeout is not _UNSET:
             check_timeout(call_timeout)
-        parsed = parse_tool_call(call)
+        parsed = parse_one_call(call)
         return self._answer(parsed, await self._run(parsed, call_timeout))
 
     async def call(self, name: str, arguments: Any, *, call_timeout: float | None = _UNSET) -> Outcome:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from ._schema import (
     validate_chat_tool,
 )
 from ._strict import StrictOutcome, make_strict
+from ._suggest import NameSuggester
 from ._validation import ArgumentValidator
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
@@ -100,6 +100,7 @@ class Catalogue:
         """Why each recently withdrawn public name is no longer published."""
         self.version = 0
         self._index: tuple[int, LexicalIndex] | None = None
+        self._suggester: tuple[int, NameSuggester] | None = None
         self._warned_version = -1
 
     @property
@@ -156,12 +157,16 @@ class Catalogue:
     def why_unknown(self, name: str) -> str:
         """Why no tool answers to `name`, for the model: it went away, or it never was (close names)."""
         departed = self.departure(name)
+        shown = repr(name) if len(name) <= 80 else f"{name[:64]!r}… ({len(name)} characters)"
         if departed is not None:
-            return f"{name!r} is not available now: {departed}. Call only the functions offered now."
-        message = f"there is no tool named {name!r}."
-        close = difflib.get_close_matches(name, list(self._by_name), n=3)
+            return f"{shown} is not available now: {departed}. Call only the functions offered now."
+        message = f"there is no tool named {shown}."
+        if self._suggester is None or self._suggester[0] != self.version:
+            self._suggester = (self.version, NameSuggester((t.name, t.tool) for t in self.all_tools()))
+        close = [repr(c) for c in self._suggester[1].suggest(name)]
         if close:
-            message += " Did you mean " + " or ".join(repr(c) for c in close) + "?"
+            listed = close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]
+            message += f" Did you mean {listed}?"
         return message + " Call only the functions offered in this conversation."
 
     def set_peer(self, peer: str, tools: Sequence[mt.Tool]) -> bool:
