@@ -73,6 +73,8 @@ PASSED_OVER: Mapping[str, str] = {
             "message",
             "reasoning",
             "compaction",
+            "compaction_trigger",
+            "configuration_update",
             "additional_tools",
             "item_reference",
             "function_call_output",
