@@ -83,7 +83,9 @@ async def test_each_responses_output_item(
     single = await adapter.dispatch(passed)  # on its own, as a one-element list
     assert single == answers
     if kind == "function_call":
-        assert answers == [{"type": "function_call_output", "call_id": "c1", "output": echoed("from " + kind)}]
+        assert answers == [
+            {"type": "function_call_output", "call_id": "c1", "output": echoed("from " + kind)}
+        ]
         assert peer.calls == [("echo", {"text": "from function_call"})] * 2
     elif kind == "custom_tool_call":
         assert answers == [
@@ -134,12 +136,16 @@ async def test_items_of_an_unknown_type_pass_only_inside_a_whole_response(
     assert await adapter.dispatch(response) == [
         {"type": "function_call_output", "call_id": "f1", "output": echoed("a")}
     ]
-    with pytest.raises(ToolCallFormatError, match=r"item 0 is not a tool call: dict \{.*'type': 'web_fetch_call'"):
+    with pytest.raises(
+        ToolCallFormatError, match=r"item 0 is not a tool call: dict \{.*'type': 'web_fetch_call'"
+    ):
         await adapter.dispatch([future, call])
     assert peer.calls == [("echo", {"text": "a"})]
 
 
-async def test_chat_calls_messages_and_legacy_calls(served: tuple[OpenAIPeerToolAdapter, RecordingPeer]) -> None:
+async def test_chat_calls_messages_and_legacy_calls(
+    served: tuple[OpenAIPeerToolAdapter, RecordingPeer],
+) -> None:
     adapter, peer = served
     function = example(
         ChatCompletionMessageFunctionToolCall, id="c1", function={"name": "p__echo", "arguments": args("1")}
@@ -166,7 +172,9 @@ async def test_chat_calls_messages_and_legacy_calls(served: tuple[OpenAIPeerTool
     assert await adapter.dispatch(None) == []
     # A legacy function_call on the message is answered as a function message.
     legacy = example(ChatCompletionMessage, function_call={"name": "p__echo", "arguments": args("old")})
-    assert await adapter.dispatch(legacy) == [{"role": "function", "name": "p__echo", "content": echoed("old")}]
+    assert await adapter.dispatch(legacy) == [
+        {"role": "function", "name": "p__echo", "content": echoed("old")}
+    ]
     assert await adapter.dispatch(FunctionCall(name="p__echo", arguments=args("f"))) == [
         {"role": "function", "name": "p__echo", "content": echoed("f")}
     ]
@@ -190,12 +198,18 @@ async def test_chat_calls_messages_and_legacy_calls(served: tuple[OpenAIPeerTool
             id="stream-fragment",
         ),
         pytest.param(
-            [{"type": "response.output_item.done", "item": {}}], r"This is a streaming event", id="stream-event"
+            [{"type": "response.output_item.done", "item": {}}],
+            r"This is a streaming event",
+            id="stream-event",
         ),
         pytest.param(
-            {"role": "assistant", "tool_calls": "p__echo"}, r"the message's tool_calls is not a list", id="bad-msg"
+            {"role": "assistant", "tool_calls": "p__echo"},
+            r"the message's tool_calls is not a list",
+            id="bad-msg",
         ),
-        pytest.param({"object": "response", "output": 3}, r"the response passed to dispatch has no output", id="resp"),
+        pytest.param(
+            {"object": "response", "output": 3}, r"the response passed to dispatch has no output", id="resp"
+        ),
     ],
 )
 async def test_what_is_no_tool_call_is_refused_by_name(
