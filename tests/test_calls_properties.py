@@ -297,3 +297,27 @@ async def test_arbitrary_values_are_answered_or_refused_and_never_run(
             assert isinstance(content, str) and content.startswith("Error: ")
     # Names are junk here (never the published one), so nothing may have run.
     assert len(peer.calls) == before
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=junk, extra=st.dictionaries(st.text(max_size=6), junk, max_size=3), as_json=st.booleans())
+async def test_any_argument_values_for_a_published_tool_get_one_answer(
+    served: tuple[OpenAIPeerToolAdapter, RecordingPeer], text: Any, extra: dict[str, Any], as_json: bool
+) -> None:
+    adapter, peer = served
+    arguments = {**extra, "text": text}
+    if as_json:
+        try:
+            encoded: Any = json.dumps(arguments)
+        except (TypeError, ValueError):
+            encoded = arguments
+    else:
+        encoded = arguments
+    before = len(peer.calls)
+    (answer,) = await adapter.dispatch(
+        [{"id": "c", "type": "function", "function": {"name": TOOL, "arguments": encoded}}]
+    )
+    assert answer["tool_call_id"] == "c" and isinstance(answer["content"], str)
+    if not isinstance(text, str):
+        assert answer["content"].startswith("Error: p__echo was not called.")
+        assert len(peer.calls) == before
