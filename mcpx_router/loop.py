@@ -93,7 +93,7 @@ async def run_chat(
         if not calls:
             result.text, result.stopped = message.content, "answer"
             break
-        history.extend(await adapter.dispatch(calls))
+        history.extend(await adapter.dispatch(calls))  # custom tool calls are answered with an error
         result.tool_calls += len(calls)
     return result
 
@@ -132,12 +132,14 @@ async def run_responses(
         response = await _response(client, params)
         result.turns += 1
         items.extend(_input_item(item) for item in response.output)
-        calls = [item for item in response.output if item.type == "function_call"]
-        if not calls:
+        # Function calls are answered, custom tool calls refused; every other item (reasoning,
+        # messages, calls the API ran itself) needs no answer.
+        answers = await adapter.dispatch(response)
+        if not answers:
             result.text, result.stopped = response.output_text, "answer"
             break
-        items.extend(await adapter.dispatch(calls))
-        result.tool_calls += len(calls)
+        items.extend(answers)
+        result.tool_calls += len(answers)
     return result
 
 

@@ -304,3 +304,45 @@ async def test_a_catalogue_change_between_turns_is_what_the_model_sees_next(api:
         '{"text": "x"}',
         "Error: 'a__echo' is not available now: peer 'a' left. Call only the functions offered now.",
     ]
+
+
+async def test_responses_turn_answers_function_and_custom_calls_and_nothing_the_api_ran() -> None:
+    peer = RecordingPeer("r").tool("echo", TEXT)
+    searched = {
+        "type": "web_search_call",
+        "id": "ws_1",
+        "status": "completed",
+        "action": {"type": "search", "query": "mcp"},
+    }
+    custom = {
+        "type": "custom_tool_call",
+        "id": "ct_1",
+        "call_id": "ct_call",
+        "name": "r__echo",
+        "input": "hi",
+    }
+    echo = function_call("fc_echo", "r__echo", '{"text": "hi"}')
+    script = [response([searched, custom, echo]), response([output_message("Done.")])]
+    with replay_openai(script) as replay:
+        async with (
+            connected(r=peer) as c,
+            OpenAIPeerToolAdapter(call_timeout=SAFETY) as adapter,
+            client_for(replay) as client,
+        ):
+            await adapter.add_peer("r", c["r"])
+            with anyio.fail_after(SAFETY * 2):
+                result = await run_responses(client, adapter, model="m", input="go")
+    assert (result.text, result.stopped, result.turns, result.tool_calls) == ("Done.", "answer", 2, 2)
+    _, second = replay.bodies(RESPONSES)
+    items = second["input"]
+    assert items[1:4] == [searched, custom, echo]
+    assert items[4:] == [
+        {
+            "type": "custom_tool_call_output",
+            "call_id": "ct_call",
+            "output": "Error: custom (free-form) tool calls are not served here; "
+            "call one of the functions offered instead",
+        },
+        {"type": "function_call_output", "call_id": "fc_echo", "output": '{"text": "hi"}'},
+    ]
+    assert peer.calls == [("echo", {"text": "hi"})]
