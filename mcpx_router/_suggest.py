@@ -5,11 +5,12 @@ suggestions come in this order:
 
 1. the same name but for case and separators (`X__Echo`, `x_echo`, `x-echo`), also after a prefix
    the model added (`functions.x__echo`);
-2. names one edit away (a letter added, dropped, changed or two swapped), ignoring case;
-3. only when those give none, and the name or its part after a separator is a tool's own name,
-   or its last part is one edit from one (`echo`, `wrongpeer__echo`, `ech`): every published name
-   of a tool so named;
-4. only when those give none: the (at most three) names most alike by `difflib`'s ratio (at
+2. when the name is a tool's own name without its peer (`echo`): every published name of a tool
+   so named;
+3. names one edit away (a letter added, dropped, changed or two swapped), ignoring case;
+4. only when those give none, and a part after a separator is a tool's own name, or the last
+   part is one edit from one (`wrongpeer__echo`, `ech`): every published name of a tool so named;
+5. only when those give none: the (at most three) names most alike by `difflib`'s ratio (at
    least 0.6), scored exactly on the few names that share the most rare letter trigrams with it.
 """
 
@@ -100,6 +101,9 @@ class _Keys:
         is read.
         """
         low, high = self._range(len(query) - 1, len(query) + 1)
+        keys, origin = self.keys, self.origin
+        if len(_grams(query)) <= 4:  # such a short string may share no trigram with its neighbours
+            return sorted(origin[n] for n in range(low, high) if _one_apart(query, keys[n]))
         missing, postings = self._postings(query, low, high)
         if missing > 4:
             return []
@@ -108,7 +112,6 @@ class _Keys:
         for posting in top:
             counts.update(posting)
         least = max(1, len(top) - 4 + missing)
-        keys, origin = self.keys, self.origin
         return sorted(origin[n] for n, c in counts.items() if c >= least and _one_apart(query, keys[n]))
 
     def alike(self, query: str) -> list[tuple[float, int]]:
@@ -165,19 +168,24 @@ class NameSuggester:
         strong: list[int] = []
         for part in parts:
             strong += self._by_squashed.get(_squash(part), ())
+        strong += self._tool_named(query)
         strong += self._ranked(query, self._folded.near(query))
         if not strong:
-            for part in parts:
-                strong += self._by_tool.get(part, ()) or self._by_tool.get(_squash(part), ())
+            for part in parts[1:]:
+                strong += self._tool_named(part)
         if not strong:
             if self._tools is None:
                 self._tools = _Keys(self._tool_keys)
-            for i in self._tools.near(parts[-1]):
+            for i in self._tools.near(_squash(parts[-1])):
                 strong += self._by_tool[self._tool_keys[i]]
         if not strong:
             strong = [i for _, i in self._folded.alike(query)[:FEW]]
         chosen = list(dict.fromkeys(strong))
         return [self._names[i] for i in chosen[:MOST]]
+
+    def _tool_named(self, part: str) -> list[int]:
+        """The names of the tools whose own name is `part` (ignoring case, or also separators)."""
+        return self._by_tool.get(part) or self._by_tool.get(_squash(part)) or []
 
     def _ranked(self, query: str, indexes: list[int]) -> list[int]:
         """`indexes` with the names most alike `query` first."""

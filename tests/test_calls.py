@@ -219,3 +219,28 @@ async def test_what_is_no_tool_call_is_refused_by_name(
     with pytest.raises(ToolCallFormatError, match=message):
         await adapter.dispatch(passed)
     assert peer.calls == []
+
+
+async def test_unknown_names_are_answered_with_close_names_and_a_bounded_message(
+    served: tuple[OpenAIPeerToolAdapter, RecordingPeer],
+) -> None:
+    adapter, peer = served
+    long_name = "p__echo" + "o" * 10_000
+    answers = await adapter.dispatch(
+        [
+            chat_call("1", "P__Echo"),
+            chat_call("2", "echo"),
+            chat_call("3", long_name),
+            chat_call("4", "\ud800"),
+        ]
+    )
+    assert [a["content"] for a in answers] == [
+        "Error: there is no tool named 'P__Echo'. Did you mean 'p__echo'? "
+        "Call only the functions offered in this conversation.",
+        "Error: there is no tool named 'echo'. Did you mean 'p__echo'? "
+        "Call only the functions offered in this conversation.",
+        f"Error: there is no tool named {long_name[:64]!r}… (10007 characters). "
+        "Call only the functions offered in this conversation.",
+        "Error: there is no tool named '\\ud800'. Call only the functions offered in this conversation.",
+    ]
+    assert peer.calls == []
