@@ -16,13 +16,14 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from . import bench_router, catalogue, dispatch
+from . import bench_router, catalogue, dispatch, names
 from ._common import Row, Settings, machine, print_table, revision
 
 BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     dispatch.NAME: dispatch.run,
     catalogue.NAME: catalogue.run,
     bench_router.NAME: bench_router.run,
+    names.NAME: names.run,
 }
 
 
