@@ -232,8 +232,8 @@ def _checked(shape: Shape, call_id: Any, name: Any, arguments: Any) -> ToolCall:
     if shape != "function" and (not isinstance(call_id, str) or not call_id):
         field = "call_id" if shape == "responses" else "id"
         problem = (
-            f"the tool call has no usable {field} (got {_short(call_id)}), so it was not run: "
-            "its answer could not be matched to it"
+            f"the tool call has no usable {field} (got {_short(call_id)}): it was not run, "
+            "since its answer could not be matched to it"
         )
         return ToolCall(shape, call_id, name if isinstance(name, str) else "", arguments, problem)
     if not isinstance(name, str) or not name:

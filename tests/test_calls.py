@@ -244,3 +244,21 @@ async def test_unknown_names_are_answered_with_close_names_and_a_bounded_message
         "Error: there is no tool named '\\ud800'. Call only the functions offered in this conversation.",
     ]
     assert peer.calls == []
+
+
+@pytest.mark.parametrize("call_id", [None, "", 7])
+async def test_a_call_without_a_usable_id_is_answered_and_not_run(
+    served: tuple[OpenAIPeerToolAdapter, RecordingPeer], call_id: Any
+) -> None:
+    adapter, peer = served
+    call = {"id": call_id, "type": "function", "function": {"name": "p__echo", "arguments": args("x")}}
+    assert await adapter.dispatch([call, chat_call("ok")]) == [
+        {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "content": f"Error: the tool call has no usable id (got {call_id!r}): it was not run, "
+            "since its answer could not be matched to it",
+        },
+        {"role": "tool", "tool_call_id": "ok", "content": echoed("hi")},
+    ]
+    assert peer.calls == [("echo", {"text": "hi"})]

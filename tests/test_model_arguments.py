@@ -93,7 +93,7 @@ NOT_AN_OBJECT = (
     "received: [1, 2]\nSend the arguments as one JSON object whose keys are the tool's parameter names."
 )
 UNKNOWN = (
-    "Error: there is no tool named 'docs__serch'. Did you mean 'docs__search' or 'docs__status'? "
+    "Error: there is no tool named 'docs__serch'. Did you mean 'docs__search'? "
     "Call only the functions offered in this conversation."
 )
 

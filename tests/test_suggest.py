@@ -6,10 +6,12 @@ import difflib
 import random
 import time
 
+import mcp_types as mt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpx_router._catalogue import Catalogue
 from mcpx_router._suggest import MOST, NameSuggester, _Keys
 
 TOOLS = [
@@ -199,3 +201,15 @@ def test_the_trigram_index_finds_exactly_the_strings_one_edit_away(keys: list[st
     # A three-letter alphabet and short strings: many neighbours, many shared and missing trigrams.
     expected = [i for i, key in enumerate(keys) if osa_distance(query, key) == 1]
     assert _Keys(keys).near(query) == expected
+
+
+def test_the_texts_quoted_in_the_docs() -> None:
+    catalogue = Catalogue()
+    for peer, tools in {"docs": ["search", "status"], "web": ["search", "fetch"]}.items():
+        catalogue.set_peer(peer, [mt.Tool(name=t, input_schema={"type": "object"}) for t in tools])
+    assert [f"Error: {catalogue.why_unknown(name)}" for name in ("docs__serch", "search")] == [
+        "Error: there is no tool named 'docs__serch'. Did you mean 'docs__search'? "
+        "Call only the functions offered in this conversation.",
+        "Error: there is no tool named 'search'. Did you mean 'docs__search' or 'web__search'? "
+        "Call only the functions offered in this conversation.",
+    ]
