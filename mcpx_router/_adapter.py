@@ -338,18 +338,14 @@ class OpenAIPeerToolAdapter:
         message (Chat tool messages carry text only).
 
         Args:
-            tool_calls: A list of Chat Completions tool calls, Responses `function_call` items
-                and legacy function calls, as SDK objects or dicts (shapes may be mixed); or
-                None (no calls: no answers), one call on its own, an assistant message (its
-                calls), or a whole Responses `Response` (its output). Custom tool calls are
-                answered with an error; Responses items that are not client function calls
-                (messages, reasoning, calls the API ran, built-in tools the host answers) are
-                passed over without an answer.
+            tool_calls: Chat Completions tool calls, Responses `function_call` items and legacy
+                function calls, SDK objects or dicts, shapes mixed; or None, one call, an
+                assistant message, a whole `Response`. Custom tool calls get an error answer;
+                other Responses items (reasoning, calls the API ran...) are passed over.
             call_timeout: Seconds each call may take, overriding the peer's and adapter's default.
 
         Raises:
-            ToolCallFormatError: Something passed is not a tool call of any known shape (nothing
-                is called).
+            ToolCallFormatError: Something passed is no tool call of a known shape (nothing runs).
         """
         self._check_open()
         if call_timeout is not _UNSET:

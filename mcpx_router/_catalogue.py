@@ -162,7 +162,10 @@ class Catalogue:
             return f"{shown} is not available now: {departed}. Call only the functions offered now."
         message = f"there is no tool named {shown}."
         if self._suggester is None or self._suggester[0] != self.version:
-            self._suggester = (self.version, NameSuggester((t.name, t.tool) for t in self.all_tools()))
+            tools = [(t.name, t.tool) for t in self.all_tools()]
+            kept = self._suggester[1] if self._suggester is not None else None
+            # A change of descriptions or schemas only keeps the index of the names.
+            self._suggester = (self.version, kept if kept and kept.tools == tools else NameSuggester(tools))
         close = [repr(c) for c in self._suggester[1].suggest(name)]
         if close:
             listed = close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]

@@ -145,11 +145,13 @@ class NameSuggester:
     """
 
     def __init__(self, tools: Iterable[tuple[str, str]]) -> None:
+        self.tools = list(tools)
+        """The `(public name, tool name)` pairs indexed."""
         self._names: list[str] = []
         self._by_squashed: dict[str, list[int]] = {}
         self._by_tool: dict[str, list[int]] = {}
         """Per tool name (case-folded, and squashed), the names of the tools so named."""
-        for index, (name, tool) in enumerate(tools):
+        for index, (name, tool) in enumerate(self.tools):
             self._names.append(name)
             self._by_squashed.setdefault(_squash(name), []).append(index)
             for key in {tool.casefold(), _squash(tool)} - {""}:

@@ -213,3 +213,22 @@ def test_the_texts_quoted_in_the_docs() -> None:
         "Error: there is no tool named 'search'. Did you mean 'docs__search' or 'web__search'? "
         "Call only the functions offered in this conversation.",
     ]
+
+
+def test_the_index_follows_the_catalogue_and_is_kept_while_only_definitions_change() -> None:
+    catalogue = Catalogue()
+    catalogue.set_peer("docs", [mt.Tool(name="search", input_schema={"type": "object"})])
+    assert "Did you mean 'docs__search'?" in catalogue.why_unknown("docs__serch")
+    index = catalogue._suggester
+    described = mt.Tool(name="search", description="Search the docs.", input_schema={"type": "object"})
+    assert catalogue.set_peer("docs", [described])
+    assert "Did you mean 'docs__search'?" in catalogue.why_unknown("docs__serch")
+    assert catalogue._suggester is not None and index is not None
+    assert catalogue._suggester[1] is index[1]  # same names: the index was kept
+    catalogue.set_peer("docs", [described, mt.Tool(name="serve", input_schema={"type": "object"})])
+    assert "Did you mean 'docs__serve'?" in catalogue.why_unknown("docs__serv")
+    catalogue.remove_peer("docs")
+    assert catalogue.why_unknown("docs__serv") == (
+        "'docs__serv' is not available now: peer 'docs' left. Call only the functions offered now."
+    )
+    assert "Did you mean" not in catalogue.why_unknown("docs__serc")
