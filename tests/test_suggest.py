@@ -228,7 +228,7 @@ def test_the_index_follows_the_catalogue_and_is_kept_while_only_definitions_chan
     catalogue.set_peer("docs", [described, mt.Tool(name="serve", input_schema={"type": "object"})])
     assert "Did you mean 'docs__serve'?" in catalogue.why_unknown("docs__serv")
     catalogue.remove_peer("docs")
-    assert catalogue.why_unknown("docs__serv") == (
-        "'docs__serv' is not available now: peer 'docs' left. Call only the functions offered now."
+    assert catalogue.why_unknown("docs__serve") == (
+        "'docs__serve' is not available now: peer 'docs' left. Call only the functions offered now."
     )
     assert "Did you mean" not in catalogue.why_unknown("docs__serc")
