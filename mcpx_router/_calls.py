@@ -211,6 +211,10 @@ def parse_tool_call(obj: Any, *, lenient: bool = False, index: int | None = None
         return _custom("custom", _get(obj, "call_id"), _get(obj, "name"))
     if kind == "function" or (kind is None and _get(obj, "function") is not None):
         function = _get(obj, "function")
+        if _has(obj, "parameters") or (_has(function, "parameters") and not _has(function, "arguments")):
+            raise ToolCallFormatError(
+                f"a tool definition (as get_openai_tools gives), not a tool call: {_what(obj)}. {_HINT}"
+            )
         return _checked("chat", _get(obj, "id"), _get(function, "name"), _get(function, "arguments"))
     if kind == "custom":
         return _custom("chat", _get(obj, "id"), _get(_get(obj, "custom"), "name"))

@@ -187,6 +187,16 @@ async def test_chat_calls_messages_and_legacy_calls(
         pytest.param("p__echo", r"dispatch takes a list of tool calls, not str 'p__echo'", id="str"),
         pytest.param(b"{}", r"dispatch takes a list of tool calls, not bytes b'\{\}'", id="bytes"),
         pytest.param(42, r"not a tool call: int 42", id="int"),
+        pytest.param(
+            [{"type": "function", "function": {"name": "p__echo", "parameters": {"type": "object"}}}],
+            r"a tool definition \(as get_openai_tools gives\), not a tool call",
+            id="chat-tool-definition",
+        ),
+        pytest.param(
+            {"type": "function", "name": "p__echo", "parameters": {}, "strict": False},
+            r"a tool definition",
+            id="responses-tool-definition",
+        ),
         pytest.param({"id": 1}, r"not a tool call: dict \{'id': 1\}", id="a-dict-that-is-no-call"),
         pytest.param([chat_call("a"), 7], r"item 1 is not a tool call: int 7", id="item-of-a-list"),
         pytest.param(
