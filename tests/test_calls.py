@@ -19,6 +19,7 @@ from openai.types.chat import (
 )
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from openai.types.chat.chat_completion_message import FunctionCall
+from openai.types.chat.parsed_function_tool_call import ParsedFunctionToolCall
 from openai.types.responses import Response, ResponseCustomToolCall, ResponseFunctionToolCall
 from openai.types.responses.response_output_item import ResponseOutputItem
 
@@ -36,6 +37,14 @@ SERVED = {"function", "function_call"}
 REFUSED_CUSTOM = {"custom", "custom_tool_call"}
 """Item types answered with an error: free-form tools are not ours."""
 OUTPUT_ITEMS = members(ResponseOutputItem)
+RESPONSES_ITEMS = list(
+    dict.fromkeys(
+        cls
+        for name in ("ResponseOutputItem", "ResponseItem", "ResponseInputItem")
+        for cls in members(UNIONS[name])
+    )
+)
+"""Every class of item the Responses API sends or takes, once each."""
 
 
 @pytest.fixture
@@ -69,24 +78,29 @@ def test_every_item_type_of_the_sdk_is_decided(union: str) -> None:
             assert kind in SERVED | REFUSED_CUSTOM | PASSED_OVER.keys(), f"{cls.__name__}: {kind!r} undecided"
 
 
-@pytest.mark.parametrize("cls", OUTPUT_ITEMS, ids=[item_types(c)[0] for c in OUTPUT_ITEMS])
+@pytest.mark.parametrize("cls", RESPONSES_ITEMS, ids=[c.__name__ for c in RESPONSES_ITEMS])
 @pytest.mark.parametrize("form", ["sdk", "dict"])
-async def test_each_responses_output_item(
+async def test_each_responses_item(
     served: tuple[OpenAIPeerToolAdapter, RecordingPeer], cls: Any, form: str
 ) -> None:
     adapter, peer = served
-    (kind,) = item_types(cls)
-    fields: dict[str, Any] = {"call_id": "c1", "name": "p__echo", "arguments": args("from " + kind)}
+    fields: dict[str, Any] = {"call_id": "c1", "name": "p__echo", "arguments": args("from " + cls.__name__)}
     item = example(cls, **{k: v for k, v in fields.items() if k in cls.model_fields})
-    passed = item if form == "sdk" else item.model_dump(mode="json", by_alias=True)
+    passed = item if form == "sdk" else item.model_dump(mode="json", by_alias=True, exclude_none=True)
+    kind = item.type
+    if kind is None:  # input items whose type may be left out: a message by role, a reference by id
+        with pytest.raises(ToolCallFormatError, match=f"item 0 is not a tool call: {type(passed).__name__}"):
+            await adapter.dispatch([passed])
+        assert peer.calls == []
+        return
     answers = await adapter.dispatch([passed])
     single = await adapter.dispatch(passed)  # on its own, as a one-element list
     assert single == answers
     if kind == "function_call":
         assert answers == [
-            {"type": "function_call_output", "call_id": "c1", "output": echoed("from " + kind)}
+            {"type": "function_call_output", "call_id": "c1", "output": echoed("from " + cls.__name__)}
         ]
-        assert peer.calls == [("echo", {"text": "from function_call"})] * 2
+        assert peer.calls == [("echo", {"text": "from " + cls.__name__})] * 2
     elif kind == "custom_tool_call":
         assert answers == [
             {
@@ -165,6 +179,8 @@ async def test_chat_calls_messages_and_legacy_calls(
     assert await adapter.dispatch(message.model_dump()) == expected
     assert await adapter.dispatch(message.tool_calls) == expected
     assert await adapter.dispatch(function) == expected[:1]
+    parsed = example(ParsedFunctionToolCall, id="c1", function={"name": "p__echo", "arguments": args("1")})
+    assert await adapter.dispatch([parsed]) == expected[:1]
     assert await adapter.dispatch(chat_call("c1", arguments=args("1"))) == expected[:1]
     # A message without calls, and what message.tool_calls is then, have no answers.
     assert await adapter.dispatch(example(ChatCompletionMessage, content="hello")) == []
@@ -178,7 +194,7 @@ async def test_chat_calls_messages_and_legacy_calls(
     assert await adapter.dispatch(FunctionCall(name="p__echo", arguments=args("f"))) == [
         {"role": "function", "name": "p__echo", "content": echoed("f")}
     ]
-    assert len(peer.calls) == 7
+    assert len(peer.calls) == 8
 
 
 @pytest.mark.parametrize(
