@@ -35,7 +35,7 @@ _RAREST = 10
 _CANDIDATES = 10
 """How many names sharing the most of them are scored exactly."""
 _CUTOFF = 0.6
-_SEPARATORS = re.compile(r"[_\-.:/\s]+")
+_SEPARATORS = re.compile(r"[_\-.:/ \t\n\r]+")
 _DROP_SEPARATORS = str.maketrans("", "", "_-.:/ \t\n\r")
 
 
