@@ -151,4 +151,5 @@ def _problem(value: Any, path: str, depth: int, active: frozenset[int]) -> str |
 
 def _escape(key: str) -> str:
     """A JSON Pointer token, shown without characters that could not be printed or sent."""
-    return repair_text(key.replace("~", "~0").replace("/", "~1"))[:80]
+    token = key.replace("~", "~0").replace("/", "~1")
+    return _SURROGATE.sub(lambda bad: f"\\u{ord(bad.group()):04x}", token)[:80]
