@@ -245,6 +245,7 @@ class OpenAIPeerToolAdapter:
         self._listings += 1
         listing = self._listings
         tools = await self._list(peer_id, peer.session, refresh=True)
+        self._check_open()
         if self._peers.get(peer_id) is not peer or self._published.get(peer_id, 0) > listing:
             return False  # it left (or was replaced) while we listed, or a newer listing is published
         changed = self._catalogue.set_peer(peer_id, peer.offered(tools))
