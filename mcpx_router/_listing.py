@@ -32,7 +32,10 @@ from ._schema import convert_parameters
 
 __all__ = ["checked_tool", "repair_text"]
 
-_ENCODE: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+_ENCODE: Final = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
+).encode
+"""As the SDK encodes, without its cycle check (a quarter of the time): a cycle ends in RecursionError."""
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _TEXT: Final = frozenset({"description", "title"})
 """Schema keywords whose string value only informs the model, and so may be repaired."""

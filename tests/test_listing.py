@@ -358,3 +358,23 @@ async def test_the_sdk_sends_a_catalogue_with_repaired_and_rejected_tools(
         answers = [i for i in bodies[1]["input"] if i.get("type") == "function_call_output"]
         assert [(i["call_id"], i["output"]) for i in answers] == [("c1", "ok")]
     assert session.calls == ["worn\ud800"]
+
+
+async def test_cyclic_and_very_deep_schemas_are_published_as_converted(anyio_backend: str) -> None:
+    """A cycle (only an in-process schema can have one) or nesting beyond what JSON encoders
+    follow is cut by the conversion; what is sent is that conversion, and it is sendable."""
+    cyclic: dict[str, Any] = {"type": "object", "properties": {}}
+    cyclic["properties"]["again"] = cyclic
+    deep: dict[str, Any] = {"type": "object"}
+    inner = deep
+    for _ in range(3000):
+        inner["properties"] = {"x": {"type": "object"}}
+        inner = inner["properties"]["x"]
+    listed = [mt.Tool(name="cyclic", input_schema=cyclic), mt.Tool(name="deep", input_schema=deep)]
+    session = ListingSession(listed)
+    async with OpenAIPeerToolAdapter() as adapter:
+        assert await adapter.add_peer("p", session) == ("p__cyclic", "p__deep")
+        version = adapter.version
+        sendable(list(adapter.get_openai_tools()))
+        assert not await adapter.refresh_peer("p")  # the same listing again: no change
+        assert adapter.version == version
