@@ -178,6 +178,8 @@ async def run_injected(
                 except Exception as exc:
                     outcome = exc
             mine.hook = None
+            ended = "cancelled" if scope.cancelled_caught else type(outcome).__name__ if outcome else "done"
+            event(f"{op}: {ended}; meanwhile {how.seen or how.interference}")
             if how.failure == "close" and how.page * page_size < len(mine.tools):
                 assert isinstance(outcome, AdapterClosedError), outcome
                 assert adapter.peers == () and adapter.tools == ()
@@ -205,7 +207,7 @@ async def run_injected(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     op=st.sampled_from(["add", "refresh"]),
     before=LISTINGS,
