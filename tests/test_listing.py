@@ -9,6 +9,7 @@ with the `openai` SDK's own encoder, and once through the real SDK to a local en
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 from dataclasses import dataclass, field
@@ -181,7 +182,32 @@ def must_reject(tool: mt.Tool) -> bool:
     return False
 
 
+class Utf8Log(logging.Handler):
+    """Writes records as a UTF-8 log file would, keeping what could not be written."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.unwritable: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.format(record).encode()
+        except UnicodeEncodeError:
+            self.unwritable.append(repr(record.getMessage()))
+
+
 async def check_listing(peer_id: str, listed: list[mt.Tool], options: dict[str, Any]) -> None:
+    log = Utf8Log()
+    logger = logging.getLogger("mcpx_router")
+    logger.addHandler(log)
+    try:
+        await check_published(peer_id, listed, options)
+    finally:
+        logger.removeHandler(log)
+    assert log.unwritable == []  # what is logged about a listing can be written as UTF-8
+
+
+async def check_published(peer_id: str, listed: list[mt.Tool], options: dict[str, Any]) -> None:
     client = ListingSession(listed)
     calls = client.calls
     async with OpenAIPeerToolAdapter(**options) as adapter:
@@ -236,7 +262,11 @@ async def check_listing(peer_id: str, listed: list[mt.Tool], options: dict[str, 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(peer_id=TEXT, listed=st.lists(tools(), min_size=1, max_size=4), strict=st.sampled_from([False, None]))
+@given(
+    peer_id=TEXT,
+    listed=st.lists(tools(), min_size=1, max_size=4),
+    strict=st.sampled_from([False, None, True]),
+)
 def test_any_text_in_a_listing_is_published_legally_or_rejected_with_a_reason(
     backend: str, peer_id: str, listed: list[mt.Tool], strict: bool | None
 ) -> None:
