@@ -204,6 +204,7 @@ class Catalogue:
                 if previous is not None:
                     self._by_name.pop(previous.name, None)
                     self._names.release(previous.key)
+                    self._depart(previous.name, f"{rejected[name]} (it changed)")
                     changed = True
                 continue
             published[name] = entry

@@ -390,3 +390,37 @@ async def test_changes_pythons_equality_misses(
     await run_change(
         {"type": "object", "properties": {"x": first}}, {"type": "object", "properties": {"x": second}}, {}
     )
+
+
+@dataclass
+class MutableSession:
+    """A `ToolSession` whose listing the test replaces (no transport carries a lone surrogate key)."""
+
+    tools: list[mt.Tool]
+
+    async def list_tools(self, cursor: str | None = None) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=list(self.tools))
+
+    async def call_tool(self, name: str, arguments: Any = None, read_timeout_seconds: Any = None) -> Any:
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text=name)])
+
+
+async def test_a_tool_that_changes_into_one_that_cannot_be_sent_is_withdrawn_with_the_reason(
+    anyio_backend: str,
+) -> None:
+    session = MutableSession([tool("t", {"type": "object", "properties": {"k": {}}}), tool("u")])
+    async with OpenAIPeerToolAdapter() as adapter:
+        assert await adapter.add_peer(PEER, session) == ("a__t", "a__u")
+        session.tools = [tool("t", {"type": "object", "properties": {"k\ud800": {}}}), tool("u")]
+        assert await adapter.refresh_peer(PEER)
+        assert [t.name for t in adapter.tools] == ["a__u"]
+        reason = adapter.rejected_tools(PEER)["t"]
+        assert "not valid Unicode at /properties/k\\ud800" in reason
+        [answer] = await adapter.dispatch([{"id": "c", "type": "function", "function": {"name": "a__t"}}])
+        assert answer["content"] == f"Error: 'a__t' is not available now: {reason} (it changed). " + (
+            "Call only the functions offered now."
+        )
+        session.tools = [tool("t", {"type": "object", "properties": {"k": {}}}), tool("u")]
+        assert await adapter.refresh_peer(PEER)
+        assert [t.name for t in adapter.tools] == ["a__t", "a__u"]  # back, under its name
+        assert adapter.rejected_tools(PEER) == {}
