@@ -51,12 +51,13 @@ class PagedPeer:
         async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
             start = int(params.cursor) if params is not None and params.cursor else 0
             self.pages += 1
-            if self.hook is not None:
-                await self.hook(start // self.page_size)
             end = start + self.page_size
-            return mt.ListToolsResult(
+            page = mt.ListToolsResult(
                 tools=self.tools[start:end], next_cursor=str(end) if end < len(self.tools) else None
             )
+            if self.hook is not None:
+                await self.hook(start // self.page_size)
+            return page
 
         async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
             return mt.CallToolResult(content=[mt.TextContent(type="text", text=params.name)])
@@ -219,6 +220,26 @@ def test_a_failed_add_or_refresh_leaves_no_trace(
     backend: str, op: str, before: list[mt.Tool], after: list[mt.Tool], page_size: int, how: Injection
 ) -> None:
     anyio.run(run_injected, op, before, after, page_size, how, backend=backend)
+
+
+async def test_an_older_listing_never_replaces_a_newer_one(anyio_backend: str) -> None:
+    peer = PagedPeer([tool("one")])
+    async with mcp.Client(peer.server()) as client, OpenAIPeerToolAdapter() as adapter:
+        await adapter.add_peer(PEER, client)
+        entered, gate = anyio.Event(), anyio.Event()
+
+        async def hold(page: int) -> None:
+            entered.set()
+            await gate.wait()
+
+        peer.tools, peer.hook = [tool("two")], hold
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(adapter.refresh_peer, PEER)  # lists "two", then waits
+            await entered.wait()
+            peer.tools, peer.hook = [tool("three")], None
+            assert await adapter.refresh_peer(PEER)  # lists "three" and publishes it
+            gate.set()  # now the older listing arrives
+        assert [t.tool for t in adapter.tools] == ["three"]
 
 
 # -- a tool whose conversion fails unexpectedly ------------------------------------------------
