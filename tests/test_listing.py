@@ -261,7 +261,7 @@ async def check_published(peer_id: str, listed: list[mt.Tool], options: dict[str
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     peer_id=TEXT,
     listed=st.lists(tools(), min_size=1, max_size=4),
