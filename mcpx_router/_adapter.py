@@ -32,7 +32,6 @@ from ._dispatch import error as _error
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,
-    InvalidPeerIdError,
     PeerUnavailableError,
     UnknownPeerError,
     UnknownToolError,
@@ -40,7 +39,7 @@ from ._errors import (
 )
 from ._events import CallProgress
 from ._link import PeerLink
-from ._naming import ToolKey
+from ._naming import ToolKey, check_peer_id, shown
 from ._rich import chat_media_message, has_media, responses_output
 from ._session import ToolSession, list_all_tools
 
@@ -118,6 +117,9 @@ class OpenAIPeerToolAdapter:
         )
         self._peers: dict[str, PeerEntry] = {}
         self._joining: set[str] = set()
+        self._listings = 0
+        """Refresh listings started so far; `_published` holds the one each peer's tools come from."""
+        self._published: dict[str, int] = {}
         self._closed = False
         self.on_progress = on_progress
 
@@ -150,8 +152,13 @@ class OpenAIPeerToolAdapter:
     ) -> tuple[str, ...]:
         """List the tools of a connected MCP session (all pages) and publish them as `peer_id__tool`.
 
+        Nothing is registered unless the whole listing arrived: if listing fails or is cancelled,
+        the adapter is as it was. A tool that cannot be offered (see `rejected_tools`) does not
+        keep the others from being published.
+
         Args:
-            peer_id: A non-empty id, unique among this adapter's peers.
+            peer_id: A non-empty id, unique among this adapter's peers: at most 128 characters,
+                no control characters, no surrogates (see `check_peer_id`; InvalidPeerIdError).
             session: A connected `mcp.Client` or `mcp.ClientSession` (or anything with their
                 `list_tools` / `call_tool`). The caller keeps owning it.
             call_timeout: Seconds a call to this peer may take; defaults to the adapter's `call_timeout`.
@@ -165,10 +172,7 @@ class OpenAIPeerToolAdapter:
             The public names of the tools published for this peer.
         """
         self._check_open()
-        if not isinstance(peer_id, str) or not peer_id:
-            raise InvalidPeerIdError(
-                f"a peer id must be a non-empty string, not {peer_id!r}", peer=str(peer_id)
-            )
+        check_peer_id(peer_id)
         if peer_id in self._peers or peer_id in self._joining:
             raise DuplicatePeerError(
                 f"a peer named {peer_id!r} is already registered; remove it first or choose another id",
@@ -187,13 +191,9 @@ class OpenAIPeerToolAdapter:
             check_timeout(limit)
         if max_concurrency is not None and max_concurrency < 1:
             raise UsageError(f"max_concurrency must be at least 1 or None, not {max_concurrency!r}")
-        self._joining.add(peer_id)
-        try:
-            tools = await self._list(peer_id, session, refresh=False)
-            self._check_open()
-        finally:
-            self._joining.discard(peer_id)
-        peer = self._peers[peer_id] = PeerEntry(
+        # Everything that can be refused is refused before listing; nothing is registered until
+        # the listing is complete and published, so a failure (or cancellation) leaves no trace.
+        peer = PeerEntry(
             session=session,
             timeout=self._call_timeout if call_timeout is _UNSET else call_timeout,
             limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
@@ -202,7 +202,14 @@ class OpenAIPeerToolAdapter:
             tool_timeouts=dict(tool_timeouts or {}),
             native=isinstance(session, mcp.Client | mcp.ClientSession | PeerLink),
         )
+        self._joining.add(peer_id)
+        try:
+            tools = await self._list(peer_id, session, refresh=False)
+            self._check_open()
+        finally:
+            self._joining.discard(peer_id)
         self._catalogue.set_peer(peer_id, peer.offered(tools))
+        self._peers[peer_id] = peer
         return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))
 
     async def remove_peer(self, peer_id: str, *, reason: str | None = None) -> None:
@@ -225,15 +232,24 @@ class OpenAIPeerToolAdapter:
         return self._catalogue.withdraw_peer(peer_id, reason)
 
     async def refresh_peer(self, peer_id: str) -> bool:
-        """List `peer_id`'s tools again and publish what changed; return whether anything did."""
+        """List `peer_id`'s tools again and publish what changed; return whether anything did.
+
+        If listing fails (PeerUnavailableError) or is cancelled, what was published stays as it
+        was. Of two refreshes of one peer that overlap, an older listing never replaces a newer one.
+        """
         self._check_open()
         peer = self._peers.get(peer_id)
         if peer is None:
             raise UnknownPeerError(f"no peer named {peer_id!r} is registered", peer=peer_id)
+        self._listings += 1
+        listing = self._listings
         tools = await self._list(peer_id, peer.session, refresh=True)
-        if self._peers.get(peer_id) is not peer:
-            return False  # it left (or was replaced) while we listed
-        return self._catalogue.set_peer(peer_id, peer.offered(tools))
+        self._check_open()
+        if self._peers.get(peer_id) is not peer or self._published.get(peer_id, 0) > listing:
+            return False  # it left (or was replaced) while we listed, or a newer listing is published
+        changed = self._catalogue.set_peer(peer_id, peer.offered(tools))
+        self._published[peer_id] = listing
+        return changed
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -246,16 +262,26 @@ class OpenAIPeerToolAdapter:
 
     async def _list(self, peer_id: str, session: ToolSession, *, refresh: bool) -> list[mt.Tool]:
         try:
-            return await list_all_tools(session, peer=peer_id, refresh=refresh)
+            tools = await list_all_tools(session, peer=peer_id, refresh=refresh)
         except PeerUnavailableError:
             raise
         except Exception as exc:
             raise PeerUnavailableError(
-                f"could not list the tools of peer {peer_id!r}: {type(exc).__name__}: {exc}", peer=peer_id
+                f"could not list the tools of peer {peer_id!r}: {type(exc).__name__}: {shown(str(exc))}",
+                peer=peer_id,
             ) from exc
+        for tool in tools:
+            if not isinstance(tool, mt.Tool) or not isinstance(tool.name, str):
+                raise PeerUnavailableError(
+                    f"could not list the tools of peer {peer_id!r}: its session returned "
+                    f"{shown(tool)} where an mcp_types.Tool belongs",
+                    peer=peer_id,
+                )
+        return tools
 
     def _withdraw(self, peer_id: str, reason: str | None = None) -> None:
         self._peers.pop(peer_id, None)
+        self._published.pop(peer_id, None)
         self._catalogue.remove_peer(peer_id, reason)
 
     def _check_open(self) -> None:

@@ -12,7 +12,8 @@ import mcp_types as mt
 from ._budget import LexicalIndex, tool_text
 from ._errors import ToolConversionError
 from ._jsonstring import StringifyPlan, stringify_complex_parameters
-from ._naming import NameTable, ToolKey
+from ._listing import checked_tool
+from ._naming import NameTable, ToolKey, shown
 from ._schema import (
     chat_tool,
     convert_parameters,
@@ -55,7 +56,10 @@ class PublishedTool:
     string_plan: StringifyPlan | None = field(default=None, repr=False)
     """Which parameters are offered as JSON strings (None when that mode is off)."""
     origin: tuple[str | None, str | None] = field(default=(None, None), repr=False)
-    """The peer's description and title, to tell a changed definition from the same one."""
+    """The peer's description and title."""
+    fingerprint: bytes = field(default=b"", repr=False)
+    """A digest of the JSON of the peer's description, title and input schema (see `_listing`),
+    to tell a changed definition from the same one."""
     _validator: ArgumentValidator | None = field(default=None, init=False, repr=False)
 
     @property
@@ -175,7 +179,9 @@ class Catalogue:
     def set_peer(self, peer: str, tools: Sequence[mt.Tool]) -> bool:
         """Publish exactly `tools` for `peer`, keeping the names of tools it already had.
 
-        Returns whether the published catalogue changed.
+        A tool that cannot be offered is not published, and `rejected(peer)` says why; no tool,
+        whatever it holds, makes this raise. Returns whether the published catalogue changed: a
+        tool counts as changed when the JSON of its description, title or input schema does.
         """
         old = self._peers.get(peer)
         before = old or {}
@@ -194,28 +200,26 @@ class Catalogue:
             released = self._names.release(ToolKey(peer, name))
             if released is not None:
                 self._by_name.pop(released, None)
-                self._depart(released, f"tool {name!r} is no longer offered by peer {peer!r}")
+                self._depart(released, f"tool {shown(name)} is no longer offered by peer {shown(peer)}")
         published: dict[str, PublishedTool] = {}
         changed = old is None and bool(kept)
         for name, tool in kept.items():
             previous = before.get(name)
-            if previous is not None and _same_definition(previous, tool):
-                published[name] = previous
-                continue
             try:
-                entry = self._publish(peer, tool)
-            except ToolConversionError as exc:
-                rejected[name] = str(exc)
-                logger.warning("%s", exc)
+                entry = self._entry(peer, tool, previous)
+            except Exception as exc:
+                rejected[name] = self._rejection(peer, name, exc)
                 if previous is not None:
                     self._by_name.pop(previous.name, None)
                     self._names.release(previous.key)
+                    self._depart(previous.name, f"{rejected[name]} (it changed)")
                     changed = True
                 continue
             published[name] = entry
-            self._by_name[entry.name] = entry
-            self._departed.pop(entry.name, None)
-            changed = True
+            if entry is not previous:
+                self._by_name[entry.name] = entry
+                self._departed.pop(entry.name, None)
+                changed = True
         for name in reserved & kept.keys() - published.keys():
             self._names.release(ToolKey(peer, name))
         changed = changed or before.keys() != published.keys() or list(before) != list(published)
@@ -224,6 +228,34 @@ class Catalogue:
         if changed:
             self._bump()
         return changed
+
+    def _entry(self, peer: str, tool: mt.Tool, previous: PublishedTool | None) -> PublishedTool:
+        """`previous` if `tool` is the same definition, else a newly published entry for it."""
+        tool, fingerprint = checked_tool(peer, tool)
+        if previous is not None and _same_definition(previous, fingerprint):
+            return previous
+        key = ToolKey(peer, tool.name)
+        had_name = self._names.name_of(key) is not None
+        try:
+            entry = self._publish(peer, tool)
+        except BaseException:
+            if not had_name:  # a name given for this attempt only
+                self._names.release(key)
+            raise
+        entry.fingerprint = fingerprint
+        return entry
+
+    def _rejection(self, peer: str, name: str, exc: Exception) -> str:
+        """The reason a tool is not published, logged; an unexpected failure with its traceback."""
+        if isinstance(exc, ToolConversionError):
+            logger.warning("%s", exc)
+            return str(exc)
+        reason = (
+            f"tool {shown(name)} of peer {shown(peer)} cannot be offered to OpenAI: converting it "
+            f"failed ({type(exc).__name__}: {shown(str(exc))})"
+        )
+        logger.warning("%s", reason, exc_info=exc)
+        return reason
 
     def remove_peer(self, peer: str, reason: str | None = None) -> bool:
         """Withdraw every tool of `peer` and free its names; return whether the catalogue changed."""
@@ -325,10 +357,6 @@ _MAX_DEPARTED = 4096
 """How many withdrawn names are remembered, to tell the model why a call to one failed."""
 
 
-def _same_definition(published: PublishedTool, tool: mt.Tool) -> bool:
-    # Only what the model sees is compared: the listing's other fields do not change the tool offered.
-    if published.origin != (tool.description, tool.title):
-        return False
-    if published.input_schema is published.parameters:  # only the conversion was kept: compare those
-        return published.parameters == convert_parameters(tool.input_schema)
-    return published.input_schema == tool.input_schema
+def _same_definition(published: PublishedTool, fingerprint: bytes) -> bool:
+    # The fingerprint covers exactly the JSON the model's view of the tool is made of.
+    return published.fingerprint == fingerprint

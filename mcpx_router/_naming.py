@@ -7,17 +7,22 @@ short hash of the exact (peer, tool) pair, so it does not depend on what else is
 Only a collision (the ambiguous split `a__b`+`c` / `a`+`b__c`, or an adversarial name) makes a
 newcomer's name depend on history: the newcomer, never the incumbent, gets a hashed name.
 
-Names are resolved by looking them up in the table; they are never split on `__`.
+Names are resolved by looking them up in the table; they are never split on `__`. Any `str`
+works as a peer id or tool name here, lone surrogates included (they are hashed as
+`surrogatepass` UTF-8); `check_peer_id` says which ids the adapter accepts.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import reprlib
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-__all__ = ["NAME_PATTERN", "NameTable", "ToolKey", "is_legal_name"]
+from ._errors import InvalidPeerIdError
+
+__all__ = ["MAX_PEER_ID_LENGTH", "NAME_PATTERN", "NameTable", "ToolKey", "check_peer_id", "is_legal_name"]
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """What OpenAI accepts as a function name."""
@@ -28,6 +33,13 @@ _ILLEGAL = re.compile(r"[^a-zA-Z0-9_-]")
 _HASH_LEN = 8
 _PEER_BUDGET = 24
 """How much of a long peer id survives in a shortened name; the tool part gets the rest."""
+
+MAX_PEER_ID_LENGTH = 128
+"""The longest peer id accepted, in characters."""
+_NOT_IN_IDS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Control characters and surrogates (which no UTF-8 text can carry) have no place in a peer id."""
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = 80
 
 
 class ToolKey(NamedTuple):
@@ -42,9 +54,38 @@ def is_legal_name(name: str) -> bool:
     return NAME_PATTERN.fullmatch(name) is not None
 
 
+def shown(text: object) -> str:
+    """`repr(text)`, cut to about 80 characters: for messages that quote what a peer sent."""
+    return _SHOWN.repr(text)
+
+
+def check_peer_id(peer_id: object) -> str:
+    """Return `peer_id` if the adapter accepts it as a peer id; raise InvalidPeerIdError if not.
+
+    A peer id is a non-empty `str` of at most `MAX_PEER_ID_LENGTH` characters, with no control
+    characters (U+0000-U+001F, U+007F-U+009F) and no surrogate code points. Anything else goes:
+    spaces, dots, `__`, right-to-left marks, combining characters, emoji; such ids are made legal
+    in public names by replacement and a hash (see `NameTable`).
+    """
+    if not isinstance(peer_id, str) or not peer_id:
+        problem = "must be a non-empty string"
+    elif len(peer_id) > MAX_PEER_ID_LENGTH:
+        problem = f"is {len(peer_id)} characters long; at most {MAX_PEER_ID_LENGTH} are allowed"
+    elif (bad := _NOT_IN_IDS.search(peer_id)) is not None:
+        kind = "a surrogate code point" if bad.group() >= "\ud800" else "a control character"
+        problem = f"contains {kind} (U+{ord(bad.group()):04X}) at index {bad.start()}"
+    else:
+        return peer_id
+    raise InvalidPeerIdError(
+        f"the peer id {shown(peer_id)} {problem}; choose another id",
+        peer=peer_id if isinstance(peer_id, str) else shown(peer_id),
+    )
+
+
 def _digest(key: ToolKey, salt: int) -> str:
-    # Length-prefixing the peer makes the digest injective over pairs, whatever they contain.
-    material = f"{len(key.peer)}:{key.peer}{key.tool}#{salt}".encode()
+    # Length-prefixing the peer makes the digest injective over pairs, whatever they contain;
+    # `surrogatepass` encodes every str, lone surrogates included, and still injectively.
+    material = f"{len(key.peer)}:{key.peer}{key.tool}#{salt}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(material).hexdigest()[:_HASH_LEN]
 
 

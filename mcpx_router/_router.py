@@ -18,9 +18,10 @@ from openai.types.shared_params import FunctionDefinition
 from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter, Outcome
 from ._backoff import Reconnect
 from ._catalogue import PublishedTool
-from ._errors import AdapterClosedError, DuplicatePeerError, InvalidPeerIdError, UnknownPeerError
+from ._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError
 from ._events import CallProgress, EventHub, EventStream, RouterEvent
 from ._member import Member, Settings
+from ._naming import check_peer_id
 from ._topic_peers import TopicMembership
 from .mcpx._pace import DEFAULT_SEND_RATE
 from .peers._config import load_config
@@ -163,23 +164,23 @@ class Router:
         Returns after the handshake and the complete tool listing.
 
         Args:
-            peer_id: A non-empty id, unique in this Router; it prefixes the public names.
+            peer_id: A non-empty id, unique in this Router; it prefixes the public names. At
+                most 128 characters, without control characters or surrogates.
             peer: A `StdioPeer`, `HttpPeer`, `InProcessPeer` or `SessionPeer`, or what
                 `as_peer_spec` turns into one (a URL, an `MCPServer`, a connected `mcp.Client`).
 
         Raises:
             PeerUnavailableError: The first connection or listing failed (nothing is left behind).
             DuplicatePeerError: The id is taken.
+            InvalidPeerIdError: The id is not one a peer may have (see `check_peer_id`).
         """
         self._open_group()
-        if not isinstance(peer_id, str) or not peer_id:
-            raise InvalidPeerIdError(
-                f"a peer id must be a non-empty string, not {peer_id!r}", peer=str(peer_id)
-            )
+        check_peer_id(peer_id)
         return await self._start_member(peer_id, as_peer_spec(peer), self._settings)
 
     async def _start_member(self, peer_id: str, spec: PeerSpec, settings: Settings) -> tuple[str, ...]:
         tg = self._open_group()
+        check_peer_id(peer_id)
         if peer_id in self._members or peer_id in self._adapter.peers:
             raise DuplicatePeerError(
                 f"a peer named {peer_id!r} is already registered; leave it first or choose another id",

@@ -501,3 +501,37 @@ def test_any_keys_get_legal_distinct_resolvable_names(keys: list[ToolKey]) -> No
         assert table.resolve(name) == key
         if legal(f"{key.peer}__{key.tool}") and keys.index(key) == 0:
             assert name == f"{key.peer}__{key.tool}"
+
+
+EVERY_CODE_POINT = st.text(st.characters(exclude_categories=()), max_size=12)
+"""Lone surrogates, NUL and other controls, marks, emoji, unassigned code points."""
+UNICODE_KEYS = st.builds(
+    ToolKey,
+    st.one_of(
+        EVERY_CODE_POINT, SHORT_TEXT, st.text(st.characters(exclude_categories=()), min_size=60, max_size=200)
+    ),
+    st.one_of(
+        EVERY_CODE_POINT, SHORT_TEXT, st.sampled_from(["\ud800", "\udfff", "\ud83d\ude00", "🙂", "a__b"])
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(UNICODE_KEYS, max_size=20))
+def test_any_code_points_get_legal_injective_stable_names(keys: list[ToolKey]) -> None:
+    """Every str is a possible peer id or tool name here; a lone surrogate is hashed as
+    `surrogatepass` UTF-8, so `"\\ud83d\\ude00"` (two code points) and `"😀"` stay apart."""
+    table, again = NameTable(), NameTable()
+    names = {key: table.assign(key) for key in keys}
+    assert [again.assign(key) for key in names] == list(names.values())
+    assert all(legal(name) for name in names.values())
+    assert len(set(names.values())) == len(names)
+    for key, name in names.items():
+        assert table.resolve(name) == key
+
+
+def test_a_surrogate_pair_as_two_code_points_is_not_the_character() -> None:
+    table = NameTable()
+    pair, char = ToolKey("p", "\ud83d\ude00"), ToolKey("p", "\U0001f600")
+    assert table.assign(pair) != table.assign(char)
+    assert table.resolve(table.assign(pair)) == pair
