@@ -27,6 +27,7 @@ import functools
 import json
 import math
 import re
+import reprlib
 from typing import Any, Final
 
 # jsonschema ships no type information; the ignore stays valid if its stubs get installed.
@@ -121,7 +122,7 @@ def _check_text(text: str) -> tuple[str, ...]:
     try:
         # The dynamic references of the meta-schema report one violation several times: once each.
         errors = sorted(
-            {(tuple(map(str, e.absolute_path)), e.message[:200]): None for e in _META.iter_errors(schema)}
+            {(tuple(map(str, e.absolute_path)), _message(e)): None for e in _META.iter_errors(schema)}
         )
     except RecursionError:
         return (*problems, "#: nested too deeply to check")
@@ -132,6 +133,16 @@ def _check_text(text: str) -> tuple[str, ...]:
         problems.append(f"#: {len(errors) - MAX_PROBLEMS} more meta-schema violations")
     problems.extend(_arrays_without_items(schema))
     return tuple(problems)
+
+
+def _message(error: Any) -> str:
+    """jsonschema's message, with the offending value shortened: it may be a whole subschema."""
+    message: str = error.message
+    shown = repr(error.instance)
+    if len(shown) > 80 and message.startswith(shown):
+        short = reprlib.repr(error.instance)
+        message = (short if len(short) <= 80 else short[:77] + "...") + message[len(shown) :]
+    return message[:400]
 
 
 def _arrays_without_items(schema: dict[str, Any]) -> list[str]:
