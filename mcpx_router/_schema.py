@@ -93,9 +93,11 @@ def convert_for_openai(schema: Mapping[str, Any] | None) -> Conversion:
     """`convert_parameters`, also saying which repairs were needed for the API to take the tree.
 
     Example:
-        >>> convert_for_openai({"type": "object", "properties": {"xs": {"type": "array"}}})
-        Conversion(parameters={'type': 'object', 'properties': {'xs': {'type': 'array', 'items': {}}}}, \
-repairs=('an array without items got items: {}',))
+        >>> parameters, repairs = convert_for_openai({"properties": {"xs": {"type": "array"}}})
+        >>> parameters["properties"]
+        {'xs': {'type': 'array', 'items': {}}}
+        >>> repairs
+        ('an array without items got items: {}',)
     """
     if not schema:
         return Conversion({"type": "object", "properties": {}}, ())

@@ -9,6 +9,7 @@ with a reason. The keyword tables are compared with the meta-schemas `jsonschema
 from __future__ import annotations
 
 import copy
+import doctest
 import json
 import math
 from collections.abc import Iterator
@@ -521,3 +522,8 @@ def test_an_unrepaired_tool_is_validated_against_its_conversion() -> None:
     catalogue.set_peer("p", [listed])
     (tool,) = catalogue.tools_of("p")
     assert tool.input_schema is tool.parameters
+
+
+def test_docstring_examples() -> None:
+    for module in (rules, schema_module):
+        assert doctest.testmod(module, raise_on_error=True).attempted > 0
