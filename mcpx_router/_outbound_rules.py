@@ -167,14 +167,7 @@ def _arrays_without_items(schema: dict[str, Any]) -> list[str]:
 
 # The quick path: the flat object of scalar properties most tools have is checked directly. -------
 
-_ROOT_KEYS: Final = frozenset(
-    {"type", "properties", "required", "title", "description", "additionalProperties"}
-)
-_PROPERTY_KEYS: Final = frozenset(
-    {"type", "title", "description", "enum", "format", "minimum", "maximum", "minLength", "maxLength"}
-)
 _SCALAR_TYPES: Final = frozenset({"string", "integer", "number", "boolean", "null"})
-_TEXT_KEYS: Final = ("title", "description", "format")
 
 
 def _text(value: Any) -> bool:
@@ -205,45 +198,77 @@ def _count(value: Any) -> bool:
     return value.__class__ is int and value >= 0
 
 
+def _scalar_type(kind: Any) -> bool:
+    if kind.__class__ is str:
+        return kind in _SCALAR_TYPES
+    return (
+        kind.__class__ is list
+        and bool(kind)
+        and all(k.__class__ is str and k in _SCALAR_TYPES for k in kind)
+        and len(set(kind)) == len(kind)
+    )
+
+
+def _enum(values: Any) -> bool:
+    return values.__class__ is list and all(_scalar(v) for v in values)
+
+
+def _names(names: Any) -> bool:
+    return names.__class__ is list and all(_text(n) for n in names) and len(set(names)) == len(names)
+
+
+_PROPERTY_CHECKS: Final[dict[str, Any]] = {
+    "type": _scalar_type,
+    "title": _text,
+    "description": _text,
+    "format": _text,
+    "enum": _enum,
+    "minimum": _number,
+    "maximum": _number,
+    "minLength": _count,
+    "maxLength": _count,
+}
+
+
+_TEXT_KEYWORDS: Final = frozenset({"title", "description", "format"})
+
+
+def _plain_properties(properties: Any) -> bool:
+    if properties.__class__ is not dict:
+        return False
+    for name, prop in properties.items():
+        if prop.__class__ is not dict or not _text(name):
+            return False
+        for key, value in prop.items():
+            if value.__class__ is str and value.isascii():  # most values: written out for speed
+                if not (key in _TEXT_KEYWORDS or (key == "type" and value in _SCALAR_TYPES)):
+                    return False
+                continue
+            check = _PROPERTY_CHECKS.get(key)
+            if check is None or not check(value):
+                return False
+    return True
+
+
+_ROOT_CHECKS: Final[dict[str, Any]] = {
+    "type": lambda kind: kind == "object",
+    "properties": _plain_properties,
+    "required": _names,
+    "title": _text,
+    "description": _text,
+    "additionalProperties": lambda extra: extra.__class__ is bool,
+}
+
+
 def _plainly_valid(schema: Any) -> bool:
     """True only for a flat object schema of scalar properties that breaks none of the rules.
 
     Anything else (and any doubt) gives False, and the full check runs.
     """
-    if schema.__class__ is not dict or schema.get("type") != "object" or not schema.keys() <= _ROOT_KEYS:
+    if schema.__class__ is not dict or "properties" not in schema or "type" not in schema:
         return False
-    properties = schema.get("properties")
-    required = schema.get("required", [])
-    if properties.__class__ is not dict or required.__class__ is not list:
-        return False
-    if not all(_text(name) for name in required) or len(set(required)) != len(required):
-        return False
-    if schema.get("additionalProperties", True).__class__ is not bool:
-        return False
-    if not all(_text(schema[key]) for key in ("title", "description") if key in schema):
-        return False
-    return all(_text(name) and _plain_property(prop) for name, prop in properties.items())
-
-
-def _plain_property(prop: Any) -> bool:
-    if prop.__class__ is not dict or not prop.keys() <= _PROPERTY_KEYS:
-        return False
-    kind = prop.get("type")
-    if kind.__class__ is str:
-        if kind not in _SCALAR_TYPES:
+    for key, value in schema.items():
+        check = _ROOT_CHECKS.get(key)
+        if check is None or not check(value):
             return False
-    elif not (
-        kind.__class__ is list
-        and kind
-        and all(k.__class__ is str and k in _SCALAR_TYPES for k in kind)
-        and len(set(kind)) == len(kind)
-    ):
-        return False
-    if not all(_text(prop[key]) for key in _TEXT_KEYS if key in prop):
-        return False
-    enum = prop.get("enum", ())
-    if enum != () and not (enum.__class__ is list and all(_scalar(v) for v in enum)):
-        return False
-    if not all(_number(prop[key]) for key in ("minimum", "maximum") if key in prop):
-        return False
-    return all(_count(prop[key]) for key in ("minLength", "maxLength") if key in prop)
+    return True

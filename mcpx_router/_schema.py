@@ -113,7 +113,7 @@ def convert_for_openai(schema: Mapping[str, Any] | None) -> Conversion:
     if converted["type"] == "object" and "properties" not in converted:
         # The API refuses a root object without properties ("object schema missing properties").
         converted["properties"] = {}
-    return Conversion(converted, tuple(dict.fromkeys(fixes)))
+    return Conversion(converted, tuple(dict.fromkeys(fixes)) if fixes else ())
 
 
 _ATOMS: Final = frozenset({str, int, float, bool, type(None)})
@@ -143,7 +143,9 @@ def _convert(schema: Mapping[str, Any], *, depth: int, active: set[int], fixes: 
             out[key] = _convert_keyword(key, value, depth=depth, active=active, fixes=fixes)
     if "default" in schema:
         out["description"] = _with_default(out.get("description"), schema["default"])
-    _repair(out, fixes)
+    kind = out.get("type")
+    if kind == "array" or kind.__class__ is list or not _REPAIRED.isdisjoint(out):
+        _repair(out, fixes)
     # `active` belongs to one conversion, so an exception may leave it dirty: nothing reads it then.
     active.discard(ident)
     return out
@@ -167,6 +169,10 @@ def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int], fixe
             for name, sub in value.items()
         }
     return _copy(value)
+
+
+_REPAIRED: Final = frozenset({"$schema", "items", "exclusiveMinimum", "exclusiveMaximum"})
+"""Keywords `_repair` may rewrite (beside an array `type`): without them it has nothing to do."""
 
 
 def _repair(out: dict[str, Any], fixes: list[str]) -> None:
