@@ -23,12 +23,14 @@ from hypothesis import strategies as st
 from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped, unused-ignore]
 from mcp.server.lowlevel import Server
 
+import mcpx_router._catalogue as catalogue_module
 import mcpx_router._outbound_rules as rules
 import mcpx_router._schema as schema_module
 from mcpx_router import OpenAIPeerToolAdapter
 from mcpx_router._catalogue import Catalogue
 from mcpx_router._outbound_rules import check_outbound, check_parameters
 from mcpx_router._schema import convert_for_openai
+from mcpx_router._strict import StrictOutcome
 
 # -- the subschema positions, read from the meta-schemas ------------------------------------------
 
@@ -393,7 +395,28 @@ def test_a_failure_inside_the_checker_is_never_valid(monkeypatch: pytest.MonkeyP
     assert problems and "could not be checked (RuntimeError: boom)" in problems[0]
 
 
-def test_a_strict_form_that_breaks_a_rule_goes_out_non_strict() -> None:
+def test_a_strict_form_that_breaks_a_rule_goes_out_non_strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A strict conversion that slipped (an array without items): the check catches it before sending.
+    slipped = {
+        "type": "object",
+        "properties": {"xs": {"type": "array"}},
+        "required": ["xs"],
+        "additionalProperties": False,
+    }
+    monkeypatch.setattr(catalogue_module, "make_strict", lambda _: StrictOutcome(slipped))
+    listed = {"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "string"}}}}
+    catalogue = Catalogue(strict=True)
+    catalogue.set_peer("p", [mt.Tool(name="t", input_schema=listed)])
+    (tool,) = catalogue.tools_of("p")
+    assert not tool.strict
+    assert tool.parameters == listed
+    assert catalogue.view("chat")[0]["function"]["parameters"] == listed
+    reasons = catalogue.strict_report()["p__t"]
+    assert "#/properties/xs: an array needs one items schema" in reasons
+    assert "#/properties/xs: an array schema needs items" in reasons
+
+
+def test_a_tool_whose_both_forms_break_a_rule_is_withheld() -> None:
     # The strict converter keeps a pattern; the API checks it as a regex in any mode.
     tool = mt.Tool(
         name="t",
