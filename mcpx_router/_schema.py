@@ -183,7 +183,8 @@ def _repair(out: dict[str, Any], fixes: list[str]) -> None:
     items = out.get("items")
     if items.__class__ is list and "prefixItems" not in out:
         # Drafts 04-2019-09 spell a tuple `items: [...]` (+ `additionalItems` for the rest);
-        # 2020-12 spells it `prefixItems` (+ `items`), and its meta-schema refuses a list in `items`.
+        # 2020-12 spells it `prefixItems` (+ `items`), and its meta-schema, which the API applies,
+        # refuses a list in `items` ("[...] is not of type 'object', 'boolean'").
         out["prefixItems"] = out.pop("items")
         if "additionalItems" in out:
             out["items"] = out.pop("additionalItems")
@@ -199,8 +200,10 @@ def _repair(out: dict[str, Any], fixes: list[str]) -> None:
             fixes.append(f"draft-04 {bound} became the 2020-12 form")
     kind = out.get("type")
     if (kind == "array" or (kind.__class__ is list and "array" in kind)) and "items" not in out:
-        # The API refuses an array without items ("array schema missing items"), even one type of a
-        # type list among others; `items: {}` says what the absent keyword meant: any items.
+        # The API refuses an array without items ("array schema missing items", sigoden/aichat#1049),
+        # even one type of a type list (tidewave-ai/tidewave_phoenix#224). `items: {}` says what the
+        # absent keyword meant, any items, and is taken without strict mode (can1357/oh-my-pi#211
+        # sends it non-strict after strict mode refused it).
         out["items"] = {}
         fixes.append("an array without items got items: {}")
 
