@@ -280,11 +280,14 @@ class Catalogue:
             origin=(tool.description, tool.title),
         )
         try:
-            validate_chat_tool(
-                {"type": "function", "function": {"name": name, "parameters": entry.parameters}},
-                peer=peer,
-                tool_name=tool.name,
-            )
+            if parameters.get("type") != "object" or not isinstance(parameters.get("properties"), Mapping):
+                # No form of this tool can be sent: say what is wrong with its root, before strict
+                # mode tries it. (Names are legal by construction; `_expose` checks the rest.)
+                validate_chat_tool(
+                    {"type": "function", "function": {"name": name, "parameters": parameters}},
+                    peer=peer,
+                    tool_name=tool.name,
+                )
             self._expose(entry)
         except ToolConversionError:
             if fresh:

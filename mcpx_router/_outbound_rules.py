@@ -114,9 +114,7 @@ def _check_text(text: str) -> tuple[str, ...]:
         return ("#: the parameters must be a JSON object schema",)
     problems: list[str] = []
     if schema.get("type") != "object":
-        problems.append(
-            f'#: the root must have "type": "object" (found {json.dumps(schema.get("type"))[:60]})'
-        )
+        problems.append(f'#: the root must have "type": "object" (found {reprlib.repr(schema.get("type"))})')
     if not isinstance(schema.get("properties"), dict):
         problems.append("#: the root object must have properties")
     try:
@@ -210,11 +208,21 @@ def _scalar_type(kind: Any) -> bool:
 
 
 def _enum(values: Any) -> bool:
-    return values.__class__ is list and all(_scalar(v) for v in values)
+    if values.__class__ is not list:
+        return False
+    for value in values:
+        if not (value.__class__ is str and value.isascii()) and not _scalar(value):
+            return False
+    return True
 
 
 def _names(names: Any) -> bool:
-    return names.__class__ is list and all(_text(n) for n in names) and len(set(names)) == len(names)
+    if names.__class__ is not list:
+        return False
+    for name in names:
+        if not (name.__class__ is str and name.isascii()) and not _text(name):
+            return False
+    return len(set(names)) == len(names)
 
 
 _PROPERTY_CHECKS: Final[dict[str, Any]] = {
@@ -237,7 +245,7 @@ def _plain_properties(properties: Any) -> bool:
     if properties.__class__ is not dict:
         return False
     for name, prop in properties.items():
-        if prop.__class__ is not dict or not _text(name):
+        if prop.__class__ is not dict or not ((name.__class__ is str and name.isascii()) or _text(name)):
             return False
         for key, value in prop.items():
             if value.__class__ is str and value.isascii():  # most values: written out for speed
@@ -250,25 +258,26 @@ def _plain_properties(properties: Any) -> bool:
     return True
 
 
-_ROOT_CHECKS: Final[dict[str, Any]] = {
-    "type": lambda kind: kind == "object",
-    "properties": _plain_properties,
-    "required": _names,
-    "title": _text,
-    "description": _text,
-    "additionalProperties": lambda extra: extra.__class__ is bool,
-}
-
-
 def _plainly_valid(schema: Any) -> bool:
     """True only for a flat object schema of scalar properties that breaks none of the rules.
 
     Anything else (and any doubt) gives False, and the full check runs.
     """
-    if schema.__class__ is not dict or "properties" not in schema or "type" not in schema:
+    if schema.__class__ is not dict or schema.get("type") != "object" or "properties" not in schema:
         return False
     for key, value in schema.items():
-        check = _ROOT_CHECKS.get(key)
-        if check is None or not check(value):
+        if key == "properties":
+            if not _plain_properties(value):
+                return False
+        elif key == "required":
+            if not _names(value):
+                return False
+        elif key in ("title", "description"):
+            if not ((value.__class__ is str and value.isascii()) or _text(value)):
+                return False
+        elif key == "additionalProperties":
+            if value.__class__ is not bool:
+                return False
+        elif key != "type":
             return False
     return True

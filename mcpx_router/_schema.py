@@ -104,6 +104,9 @@ def convert_for_openai(schema: Mapping[str, Any] | None) -> Conversion:
     fixes: list[str] = []
     converted = _convert(schema, depth=0, active=set(), fixes=fixes)
     # A root without a type is read as an object by MCP; OpenAI wants it said.
+    if converted.get("$schema", DIALECT) != DIALECT:
+        del converted["$schema"]  # the tree is 2020-12 now, whatever the peer's dialect was
+        fixes.append("$schema dropped (the parameters are written in JSON Schema 2020-12)")
     kind = converted.setdefault("type", "object")
     if kind.__class__ is list and "object" in kind:
         # Arguments are always an object; the API refuses any other root type (reported as
@@ -126,12 +129,14 @@ def _convert(schema: Mapping[str, Any], *, depth: int, active: set[int], fixes: 
     active.add(ident)
     out: dict[str, Any] = {}
     inner = depth + 1
+    repair = False  # whether `_repair` may have something to do: a cheap over-estimate
     for key, value in schema.items():
         kind = value.__class__
         if key == "default":
             continue
         if kind in _ATOMS:  # most keywords hold a string or a number: no walk needed
             out[key] = value
+            repair = repair or kind is bool or value == "array"  # a draft-04 bound; an array type
         elif kind is dict and key in _NAMED:  # properties, $defs, ...: plain dicts, the hot case
             out[key] = {
                 name: _convert(sub, depth=inner, active=active, fixes=fixes)
@@ -141,10 +146,10 @@ def _convert(schema: Mapping[str, Any], *, depth: int, active: set[int], fixes: 
             }
         else:
             out[key] = _convert_keyword(key, value, depth=depth, active=active, fixes=fixes)
+            repair = repair or key == "items" or key == "type"  # a tuple; a list of types
     if "default" in schema:
         out["description"] = _with_default(out.get("description"), schema["default"])
-    kind = out.get("type")
-    if kind == "array" or kind.__class__ is list or not _REPAIRED.isdisjoint(out):
+    if repair:
         _repair(out, fixes)
     # `active` belongs to one conversion, so an exception may leave it dirty: nothing reads it then.
     active.discard(ident)
@@ -171,15 +176,8 @@ def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int], fixe
     return _copy(value)
 
 
-_REPAIRED: Final = frozenset({"$schema", "items", "exclusiveMinimum", "exclusiveMaximum"})
-"""Keywords `_repair` may rewrite (beside an array `type`): without them it has nothing to do."""
-
-
 def _repair(out: dict[str, Any], fixes: list[str]) -> None:
     """Rewrite one converted subschema (in place) into the 2020-12 form the API accepts."""
-    if "$schema" in out and out["$schema"] != DIALECT:
-        del out["$schema"]  # the tree below is 2020-12 now, whatever the peer's dialect was
-        fixes.append("$schema dropped (the parameters are written in JSON Schema 2020-12)")
     items = out.get("items")
     if items.__class__ is list and "prefixItems" not in out:
         # Drafts 04-2019-09 spell a tuple `items: [...]` (+ `additionalItems` for the rest);
