@@ -119,9 +119,10 @@ json_values = st.recursive(
     max_leaves=6,
 )
 junk = st.recursive(
-    st.one_of(scalars, st.floats(), st.text(max_size=4)),  # NaN, infinities, lone surrogates
+    st.one_of(scalars, st.floats(), st.text(max_size=4), st.just("a b")),  # NaN, inf, surrogates, not a URI
     lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from([*ONE, *MANY, "type"]), inner)
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from([*ONE, *MANY, "type", "$ref", "$id"]), inner)
     ),
     max_leaves=6,
 )
@@ -143,6 +144,7 @@ def schemas(leaf_extra: st.SearchStrategy[Any] | None = None) -> st.SearchStrate
             "maximum": st.integers(4, 9),
             "exclusiveMinimum": st.booleans() | st.integers(-3, 3),  # draft-04 | later drafts
             "title": names,
+            "$ref": st.sampled_from(["#", "#/$defs/a", "#/definitions/b", "#/nowhere", "other.json#/x"]),
         },
     )
     leaves = st.one_of(simple, st.booleans(), st.nothing() if leaf_extra is None else leaf_extra)
@@ -177,6 +179,21 @@ ROOT_KEYWORDS = st.fixed_dictionaries(
 )
 
 
+def deep(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """One subschema nested 1 to 150 levels deep, through any keyword that holds one."""
+    return st.builds(
+        _nest,
+        st.lists(st.sampled_from([*ONE, "properties"]), min_size=1, max_size=150),
+        leaf,
+    )
+
+
+def _nest(keys: list[str], bottom: Any) -> Any:
+    for key in keys:
+        bottom = {key: {"x": bottom}} if key == "properties" else {key: bottom}
+    return bottom
+
+
 def roots(
     inner: st.SearchStrategy[Any], rest: st.SearchStrategy[dict[str, Any]] = ROOT_JUNK
 ) -> st.SearchStrategy[dict[str, Any]]:
@@ -201,7 +218,7 @@ def same(a: Any, b: Any) -> bool:
 
 @settings(max_examples=400, deadline=None)
 @given(
-    schema=roots(schemas(junk)),
+    schema=roots(schemas(junk) | deep(schemas(junk))),
     strict=st.sampled_from([False, None, True]),
     json_strings=st.booleans(),
 )
