@@ -312,8 +312,6 @@ class Catalogue:
                 return
             if refused:  # the strict form breaks a rule: the tool goes out in its non-strict form
                 outcome = entry.strict_outcome = StrictOutcome(None, refused, outcome.notes)
-            level = logging.WARNING if self._strict else logging.DEBUG
-            logger.log(level, "%s is offered without strict mode: %s", entry.name, "; ".join(outcome.reasons))
         problems = check_outbound(entry.parameters, strict=False)
         if problems:
             raise ToolConversionError(
@@ -323,6 +321,10 @@ class Catalogue:
                 peer=entry.peer,
                 tool=entry.tool,
             )
+        if entry.strict_outcome is not None:
+            level = logging.WARNING if self._strict else logging.DEBUG
+            reasons = "; ".join(entry.strict_outcome.reasons)
+            logger.log(level, "%s is offered without strict mode: %s", entry.name, reasons)
 
     def strict_report(self) -> dict[str, tuple[str, ...]]:
         """For each published tool that could not be made strict, the reasons (strict mode only)."""

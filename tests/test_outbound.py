@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import doctest
 import json
+import logging
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -435,16 +436,19 @@ def test_a_strict_form_that_breaks_a_rule_goes_out_non_strict(monkeypatch: pytes
     assert "#/properties/xs: an array schema needs items" in reasons
 
 
-def test_a_tool_whose_both_forms_break_a_rule_is_withheld() -> None:
+def test_a_tool_whose_both_forms_break_a_rule_is_withheld(caplog: pytest.LogCaptureFixture) -> None:
     # The strict converter keeps a pattern; the API checks it as a regex in any mode.
     tool = mt.Tool(
         name="t",
         input_schema={"type": "object", "properties": {"p": {"type": "string", "pattern": "(?<"}}},
     )
-    catalogue = Catalogue(strict=None)
-    catalogue.set_peer("p", [tool])
+    catalogue = Catalogue(strict=True)
+    with caplog.at_level(logging.DEBUG, logger="mcpx_router"):
+        catalogue.set_peer("p", [tool])
     assert catalogue.tools_of("p") == ()
     assert "is not a 'regex'" in catalogue.rejected("p")["t"]
+    # It is withheld, not "offered without strict mode".
+    assert [r.getMessage() for r in caplog.records] == [catalogue.rejected("p")["t"]]
 
 
 # -- the repairs, through a real MCP server ------------------------------------------------------
