@@ -94,16 +94,19 @@ def check_parameters(parameters: Any) -> tuple[str, ...]:
         ('#/properties/xs: an array schema needs items',)
     """
     try:
-        if _plainly_valid(parameters):
-            return ()
-        try:
-            text = json.dumps(parameters, ensure_ascii=False, allow_nan=False, sort_keys=True)
-            text.encode("utf-8")
-        except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
-            return (f"#: the parameters are not plain JSON ({type(exc).__name__}: {str(exc)[:120]})",)
-        return _check_text(text)
+        return () if _plainly_valid(parameters) else _full_check(parameters)
     except Exception as exc:  # a checker that fails has not found the schema valid
         return (f"#: the parameters could not be checked ({type(exc).__name__}: {str(exc)[:120]})",)
+
+
+def _full_check(parameters: Any) -> tuple[str, ...]:
+    """Every check, on the JSON text `parameters` would be sent as."""
+    try:
+        text = json.dumps(parameters, ensure_ascii=False, allow_nan=False, sort_keys=True)
+        text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
+        return (f"#: the parameters are not plain JSON ({type(exc).__name__}: {str(exc)[:120]})",)
+    return _check_text(text)
 
 
 @functools.lru_cache(maxsize=1024)

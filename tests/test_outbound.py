@@ -321,33 +321,80 @@ def _named_defaults(node: Any) -> list[str]:
 
 # -- the quick path is a subset of the full check ------------------------------------------------
 
-flat_properties = st.dictionaries(
-    st.sampled_from(["type", "title", "description", "enum", "format", "minimum", "maxLength", "items"]),
-    st.one_of(
-        type_values, scalars, st.floats(), st.text(max_size=3), st.lists(st.one_of(scalars, st.floats()))
+
+NAN, INF, SURROGATE = math.nan, math.inf, "\ud800"
+valid_flat_property = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(TYPES[2:]) | st.lists(st.sampled_from(TYPES[2:]), min_size=1, unique=True),
+        "title": names,
+        "description": names,
+        "enum": st.lists(scalars, max_size=3),
+        "format": names,
+        "minimum": st.integers(-3, 3) | st.floats(-1, 1),
+        "maxLength": st.integers(0, 5),
+    },
+)
+valid_flat_schema = st.fixed_dictionaries(
+    {"type": st.just("object"), "properties": st.dictionaries(names, valid_flat_property, max_size=3)},
+    optional={
+        "required": st.lists(names, max_size=3, unique=True),
+        "additionalProperties": st.booleans(),
+        "title": names,
+        "description": names,
+    },
+)
+# One fault at a time: values the quick path must refuse, or leave to the full check.
+PROPERTY_FAULTS = {
+    "type": ["array", "object", "any", ["array"], ["string", "string"], [], ["null", "object"], 3],
+    "title": [3, None, SURROGATE],
+    "description": [SURROGATE, "a" + SURROGATE, False],
+    "enum": [[NAN], [INF], [SURROGATE], [[1]], [{"a": 1}], "a", None],
+    "format": [None, 3, SURROGATE],
+    "minimum": [True, NAN, -INF, "1"],
+    "maxLength": [-1, True, 1.5, "2", 1.0],
+    "items": [{}],
+    "pattern": ["((", "a"],
+    "x-vendor": [1],
+}
+ROOT_FAULTS = {
+    "type": ["array", ["object"], None],
+    "required": [["a", "a"], [1], "a", [SURROGATE]],
+    "additionalProperties": [{}, "no", None],
+    "title": [3, SURROGATE],
+    "description": [None, SURROGATE],
+    "$id": ["a b"],
+    "properties": [[], {"x": []}, {SURROGATE: {}}, {"x": True}],
+}
+faults = st.one_of(
+    st.none(),
+    st.tuples(st.just("root"), st.sampled_from([(k, v) for k, vs in ROOT_FAULTS.items() for v in vs])),
+    st.tuples(
+        st.just("property"), st.sampled_from([(k, v) for k, vs in PROPERTY_FAULTS.items() for v in vs])
     ),
-    max_size=4,
 )
 
 
 @settings(max_examples=500, deadline=None)
-@given(
-    schema=st.fixed_dictionaries(
-        {
-            "type": st.sampled_from(["object", "array"]),
-            "properties": st.dictionaries(st.text(max_size=3), flat_properties),
-        },
-        optional={
-            "required": st.lists(st.text(max_size=2), max_size=3),
-            "additionalProperties": st.one_of(st.booleans(), st.just({})),
-            "title": st.one_of(names, st.integers()),
-        },
-    )
-)
-def test_the_quick_path_says_valid_only_when_the_full_check_does(schema: dict[str, Any]) -> None:
+@given(schema=valid_flat_schema, fault=faults)
+def test_the_quick_path_says_valid_only_when_the_full_check_does(
+    schema: dict[str, Any], fault: tuple[str, tuple[str, Any]] | None
+) -> None:
+    if fault is None:
+        # Plain flat schemas take the quick path (that is what keeps publishing cheap), rightly.
+        assert rules._plainly_valid(schema)
+        assert rules._full_check(schema) == ()
+        return
+    where, (key, value) = fault
+    if where == "root":
+        schema[key] = value
+    else:
+        target = next(iter(schema["properties"].values()), None)
+        if target is None:
+            target = schema["properties"]["p"] = {}
+        target[key] = value
     if rules._plainly_valid(schema):
-        text = json.dumps(schema, ensure_ascii=False, allow_nan=False, sort_keys=True)
-        assert rules._check_text.__wrapped__(text) == ()
+        assert rules._full_check(schema) == ()
 
 
 # -- the checker's own rules, one case each -------------------------------------------------------
