@@ -14,8 +14,10 @@ from ._errors import ToolConversionError
 from ._jsonstring import StringifyPlan, stringify_complex_parameters
 from ._listing import checked_tool
 from ._naming import NameTable, ToolKey, shown
+from ._outbound_rules import check_outbound
 from ._schema import (
     chat_tool,
+    convert_for_openai,
     convert_parameters,
     describe_tool,
     legacy_function,
@@ -303,6 +305,9 @@ class Catalogue:
         fresh = name is None
         if name is None:
             name = self._names.assign(key)
+        parameters, repairs = convert_for_openai(tool.input_schema)
+        # The conversion may stand in for the peer's schema only when it accepts the same arguments.
+        keep_original = self._strict is not False or self._json_strings or bool(repairs)
         entry = PublishedTool(
             name=name,
             peer=peer,
@@ -310,17 +315,20 @@ class Catalogue:
             description=describe_tool(
                 peer, tool.name, tool.description, tool.title, limit=self._description_limit
             ),
-            parameters=(parameters := convert_parameters(tool.input_schema)),
-            input_schema=tool.input_schema if self._strict is not False or self._json_strings else parameters,
+            parameters=parameters,
+            input_schema=tool.input_schema if keep_original else parameters,
             origin=(tool.description, tool.title),
         )
-        self._expose(entry)
         try:
-            validate_chat_tool(
-                {"type": "function", "function": {"name": name, "parameters": entry.parameters}},
-                peer=peer,
-                tool_name=tool.name,
-            )
+            if parameters.get("type") != "object" or not isinstance(parameters.get("properties"), Mapping):
+                # No form of this tool can be sent: say what is wrong with its root, before strict
+                # mode tries it. (Names are legal by construction; `_expose` checks the rest.)
+                validate_chat_tool(
+                    {"type": "function", "function": {"name": name, "parameters": parameters}},
+                    peer=peer,
+                    tool_name=tool.name,
+                )
+            self._expose(entry)
         except ToolConversionError:
             if fresh:
                 self._names.release(key)
@@ -328,17 +336,35 @@ class Catalogue:
         return entry
 
     def _expose(self, entry: PublishedTool) -> None:
-        """Apply the JSON-string and strict options to what the model sees of `entry`."""
+        """Apply the JSON-string and strict options to what the model sees of `entry`, then check it
+        as it will be sent: a form the API would refuse is never published.
+
+        Raises:
+            ToolConversionError: When not even the non-strict form is acceptable, with every reason.
+        """
         if self._json_strings:
             entry.parameters, entry.string_plan = stringify_complex_parameters(entry.parameters)
-        if self._strict is False:
-            return
-        outcome = entry.strict_outcome = make_strict(entry.parameters)
-        if outcome.schema is not None:
-            entry.parameters, entry.strict = outcome.schema, True
-        else:
+        if self._strict is not False:
+            outcome = entry.strict_outcome = make_strict(entry.parameters)
+            refused = () if outcome.schema is None else check_outbound(outcome.schema, strict=True)
+            if outcome.schema is not None and not refused:
+                entry.parameters, entry.strict = outcome.schema, True
+                return
+            if refused:  # the strict form breaks a rule: the tool goes out in its non-strict form
+                outcome = entry.strict_outcome = StrictOutcome(None, refused, outcome.notes)
+        problems = check_outbound(entry.parameters, strict=False)
+        if problems:
+            raise ToolConversionError(
+                f"tool {entry.tool!r} of peer {entry.peer!r} is not offered: OpenAI would refuse its "
+                f"parameters, and with them every request ({'; '.join(problems)}). The peer must fix "
+                "its input schema.",
+                peer=entry.peer,
+                tool=entry.tool,
+            )
+        if entry.strict_outcome is not None:
             level = logging.WARNING if self._strict else logging.DEBUG
-            logger.log(level, "%s is offered without strict mode: %s", entry.name, "; ".join(outcome.reasons))
+            reasons = "; ".join(entry.strict_outcome.reasons)
+            logger.log(level, "%s is offered without strict mode: %s", entry.name, reasons)
 
     def strict_report(self) -> dict[str, tuple[str, ...]]:
         """For each published tool that could not be made strict, the reasons (strict mode only)."""

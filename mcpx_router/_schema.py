@@ -4,6 +4,12 @@ The peer's schema is never mutated: `convert_parameters` builds a new tree while
 old one. `default` is removed wherever a subschema can hold one, and written into that
 subschema's description instead, so the model still learns it. Everything else is kept.
 A cycle (possible only in schemas built in-process) or absurd nesting is cut off, never followed.
+
+The tree is written in JSON Schema 2020-12, the dialect the API checks every `parameters` against
+(its refusals quote that meta-schema: a tuple `items: [...]` is "not of type 'object', 'boolean'").
+Forms of older drafts that 2020-12 reads differently are rewritten into their 2020-12 spelling, and
+the API's documented refusals that a rewrite can avoid are avoided (`_repair`); `convert_for_openai`
+says which rewrites were made, since only then may the tree differ from the peer's schema in meaning.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import json
 import reprlib
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ._budget import shorten
 from ._errors import ToolConversionError
@@ -19,7 +25,9 @@ from ._naming import is_legal_name
 
 __all__ = [
     "EMPTY_PARAMETERS",
+    "Conversion",
     "chat_tool",
+    "convert_for_openai",
     "convert_parameters",
     "describe_tool",
     "legacy_function",
@@ -32,6 +40,8 @@ EMPTY_PARAMETERS: Final[Mapping[str, Any]] = {"type": "object", "properties": {}
 MAX_DEPTH: Final = 64
 """Subschemas nested deeper than this are replaced by an empty schema."""
 
+# Where a subschema can stand, in drafts 04, 06, 07, 2019-09 and 2020-12 (their meta-schemas; the
+# tests derive these sets from the meta-schemas jsonschema ships and compare).
 # Keywords whose value is one subschema.
 _ONE: Final = frozenset(
     {
@@ -46,12 +56,27 @@ _ONE: Final = frozenset(
         "if",
         "then",
         "else",
+        "contentSchema",
     }
 )
 # Keywords whose value is a list of subschemas.
 _MANY: Final = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})
-# Keywords whose value maps names to subschemas.
-_NAMED: Final = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+# Keywords whose value maps names to subschemas (`dependencies`: a subschema or a list of names).
+_NAMED: Final = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
+"""The only `$schema` kept: the converted tree is written in this dialect."""
+
+
+class Conversion(NamedTuple):
+    """What `convert_for_openai` made of a schema."""
+
+    parameters: dict[str, Any]
+    """The new tree: no `default`s, written in JSON Schema 2020-12."""
+    repairs: tuple[str, ...]
+    """The rewrites beyond moving defaults (e.g. `"tuple items became prefixItems"`); when empty,
+    `parameters` accepts exactly the arguments the peer's schema accepts."""
 
 
 def convert_parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -61,41 +86,71 @@ def convert_parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
         >>> convert_parameters({"type": "object", "properties": {"n": {"type": "integer", "default": 3}}})
         {'type': 'object', 'properties': {'n': {'type': 'integer', 'description': 'Default: 3.'}}}
     """
+    return convert_for_openai(schema).parameters
+
+
+def convert_for_openai(schema: Mapping[str, Any] | None) -> Conversion:
+    """`convert_parameters`, also saying which repairs were needed for the API to take the tree.
+
+    Example:
+        >>> parameters, repairs = convert_for_openai({"properties": {"xs": {"type": "array"}}})
+        >>> parameters["properties"]
+        {'xs': {'type': 'array', 'items': {}}}
+        >>> repairs
+        ('an array without items got items: {}',)
+    """
     if not schema:
-        return {"type": "object", "properties": {}}
-    converted = _convert(schema, depth=0, active=set())
+        return Conversion({"type": "object", "properties": {}}, ())
+    fixes: list[str] = []
+    converted = _convert(schema, depth=0, active=set(), fixes=fixes)
     # A root without a type is read as an object by MCP; OpenAI wants it said.
-    converted.setdefault("type", "object")
+    if converted.get("$schema", DIALECT) != DIALECT:
+        del converted["$schema"]  # the tree is 2020-12 now, whatever the peer's dialect was
+        fixes.append("$schema dropped (the parameters are written in JSON Schema 2020-12)")
+    kind = converted.setdefault("type", "object")
+    if kind.__class__ is list and "object" in kind:
+        # Arguments are always an object; the API refuses any other root type (reported as
+        # "schema must be a JSON Schema of 'type: \"object\"'"), so the other types are dropped.
+        converted["type"] = "object"
+        fixes.append("a root typed as a list of types became an object")
     if converted["type"] == "object" and "properties" not in converted:
+        # The API refuses a root object without properties ("object schema missing properties").
         converted["properties"] = {}
-    return converted
+    return Conversion(converted, tuple(dict.fromkeys(fixes)) if fixes else ())
 
 
 _ATOMS: Final = frozenset({str, int, float, bool, type(None)})
 
 
-def _convert(schema: Mapping[str, Any], *, depth: int, active: set[int]) -> dict[str, Any]:
+def _convert(schema: Mapping[str, Any], *, depth: int, active: set[int], fixes: list[str]) -> dict[str, Any]:
     ident = id(schema)
     if depth > MAX_DEPTH or ident in active:
         return {}
     active.add(ident)
     out: dict[str, Any] = {}
     inner = depth + 1
+    repair = False  # whether `_repair` may have something to do: a cheap over-estimate
     for key, value in schema.items():
         kind = value.__class__
         if key == "default":
             continue
         if kind in _ATOMS:  # most keywords hold a string or a number: no walk needed
             out[key] = value
+            repair = repair or kind is bool or value == "array"  # a draft-04 bound; an array type
         elif kind is dict and key in _NAMED:  # properties, $defs, ...: plain dicts, the hot case
             out[key] = {
-                name: _convert(sub, depth=inner, active=active) if sub.__class__ is dict else _copy(sub)
+                name: _convert(sub, depth=inner, active=active, fixes=fixes)
+                if sub.__class__ is dict
+                else _copy(sub)
                 for name, sub in value.items()
             }
         else:
-            out[key] = _convert_keyword(key, value, depth=depth, active=active)
+            out[key] = _convert_keyword(key, value, depth=depth, active=active, fixes=fixes)
+            repair = repair or key == "items" or key == "type"  # a tuple; a list of types
     if "default" in schema:
         out["description"] = _with_default(out.get("description"), schema["default"])
+    if repair:
+        _repair(out, fixes)
     # `active` belongs to one conversion, so an exception may leave it dirty: nothing reads it then.
     active.discard(ident)
     return out
@@ -105,19 +160,50 @@ def _is_map(value: Any) -> bool:
     return type(value) is dict or isinstance(value, Mapping)  # the ABC check only for the rare others
 
 
-def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int]) -> Any:
+def _convert_keyword(key: str, value: Any, *, depth: int, active: set[int], fixes: list[str]) -> Any:
     if key in _ONE and _is_map(value):
-        return _convert(value, depth=depth + 1, active=active)
-    if key in _MANY and isinstance(value, list):
+        return _convert(value, depth=depth + 1, active=active, fixes=fixes)
+    if key in _MANY and isinstance(value, list | tuple):
         return [
-            _convert(item, depth=depth + 1, active=active) if _is_map(item) else _copy(item) for item in value
+            _convert(item, depth=depth + 1, active=active, fixes=fixes) if _is_map(item) else _copy(item)
+            for item in value
         ]
     if key in _NAMED and _is_map(value):
         return {
-            name: _convert(sub, depth=depth + 1, active=active) if _is_map(sub) else _copy(sub)
+            name: _convert(sub, depth=depth + 1, active=active, fixes=fixes) if _is_map(sub) else _copy(sub)
             for name, sub in value.items()
         }
     return _copy(value)
+
+
+def _repair(out: dict[str, Any], fixes: list[str]) -> None:
+    """Rewrite one converted subschema (in place) into the 2020-12 form the API accepts."""
+    items = out.get("items")
+    if items.__class__ is list and "prefixItems" not in out:
+        # Drafts 04-2019-09 spell a tuple `items: [...]` (+ `additionalItems` for the rest);
+        # 2020-12 spells it `prefixItems` (+ `items`), and its meta-schema, which the API applies,
+        # refuses a list in `items` ("[...] is not of type 'object', 'boolean'").
+        out["prefixItems"] = out.pop("items")
+        if "additionalItems" in out:
+            out["items"] = out.pop("additionalItems")
+        fixes.append("tuple items became prefixItems")
+    for bound in ("exclusiveMinimum", "exclusiveMaximum"):
+        flag = out.get(bound)
+        if flag.__class__ is bool:  # draft-04: a flag on minimum/maximum, a number since draft-06
+            plain = "minimum" if bound == "exclusiveMinimum" else "maximum"
+            limit = out.get(plain)
+            del out[bound]
+            if flag and limit.__class__ in (int, float):
+                out[bound] = out.pop(plain)
+            fixes.append(f"draft-04 {bound} became the 2020-12 form")
+    kind = out.get("type")
+    if (kind == "array" or (kind.__class__ is list and "array" in kind)) and "items" not in out:
+        # The API refuses an array without items ("array schema missing items", sigoden/aichat#1049),
+        # even one type of a type list (tidewave-ai/tidewave_phoenix#224). `items: {}` says what the
+        # absent keyword meant, any items, and is taken without strict mode (can1357/oh-my-pi#211
+        # sends it non-strict after strict mode refused it).
+        out["items"] = {}
+        fixes.append("an array without items got items: {}")
 
 
 def _copy(value: Any, depth: int = 0, active: frozenset[int] = frozenset()) -> Any:

@@ -19,6 +19,7 @@ from mcp import Client
 from openai import AsyncOpenAI
 
 from mcpx_router import OpenAIPeerToolAdapter, is_legal_name
+from mcpx_router._outbound_rules import check_parameters
 from mcpx_router._strict import check_strict
 from mcpx_router.loop import run_chat
 
@@ -88,10 +89,11 @@ def strict_flags(tools: Any, shape: str) -> dict[str, Any]:
 
 
 def assert_within_the_rules(tools: Any, shape: str) -> None:
-    """Every tool sent with strict: true keeps the documented rules."""
+    """Every tool keeps the rules for any tool, and one sent with strict: true the strict rules."""
     for tool in tools:
         function = tool["function"] if shape == "chat" else tool
         assert is_legal_name(function["name"])
+        assert check_parameters(function["parameters"]) == (), function["name"]
         if function.get("strict"):
             assert check_strict(function["parameters"]) == [], function["name"]
 

@@ -75,8 +75,16 @@ SUBSCHEMA_ONE = (
     "unevaluatedProperties",
     "unevaluatedItems",
     "additionalItems",
+    "contentSchema",
 )
-SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+SUBSCHEMA_MAPS = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+)
 
 
 def assert_no_defaults(schema: Any) -> None:
@@ -398,12 +406,13 @@ async def test_convert_real_mcp_tools() -> None:
                 "type": "array",
                 "items": [{"type": "string", "default": "a"}, {"type": "integer", "default": 1}],
             },
-            {
+            {  # draft-07's tuple, in its 2020-12 spelling; the rest of the array stays unconstrained
                 "type": "array",
-                "items": [
+                "prefixItems": [
                     {"type": "string", "description": 'Default: "a".'},
                     {"type": "integer", "description": "Default: 1."},
                 ],
+                "items": {},
             },
             id="items-list",
         ),
@@ -465,6 +474,7 @@ async def test_convert_real_mcp_tools() -> None:
             {
                 "type": "array",
                 "prefixItems": [{"type": "string", "description": 'Default: "p".'}, {"type": "integer"}],
+                "items": {},
             },
             id="prefixItems",
         ),
@@ -492,8 +502,27 @@ async def test_convert_real_mcp_tools() -> None:
             id="patternProperties",
         ),
         pytest.param(
+            {"dependencies": {"a": {"required": ["b"], "properties": {"b": {"default": 1}}}, "c": ["a"]}},
+            {
+                "dependencies": {
+                    "a": {"required": ["b"], "properties": {"b": {"description": "Default: 1."}}},
+                    "c": ["a"],
+                }
+            },
+            id="dependencies",
+        ),
+        pytest.param(
+            {"type": "string", "contentMediaType": "application/json", "contentSchema": {"default": {}}},
+            {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": {"description": "Default: {}."},
+            },
+            id="contentSchema",
+        ),
+        pytest.param(
             {"type": "array", "contains": {"type": "integer", "default": 3}},
-            {"type": "array", "contains": {"type": "integer", "description": "Default: 3."}},
+            {"type": "array", "contains": {"type": "integer", "description": "Default: 3."}, "items": {}},
             id="contains",
         ),
     ],

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mcpx_router._strict as strict_module
+from mcpx_router._outbound_rules import check_parameters
 from mcpx_router._strict import StrictOutcome, check_strict, make_strict, strip_added_nulls
 from mcpx_router._strict_limits import resolve_local_ref
 
@@ -43,6 +44,7 @@ def _convert(schema: dict[str, Any]) -> StrictOutcome:
     assert schema == before, "make_strict changed its input"
     if outcome.schema is not None:
         assert check_strict(outcome.schema) == [], outcome.schema
+        assert check_parameters(outcome.schema) == (), outcome.schema
         jsonschema.Draft202012Validator.check_schema(outcome.schema)
         json.dumps(outcome.schema)
         assert outcome.reasons == ()

@@ -11,6 +11,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mcpx_router import OpenAIPeerToolAdapter, is_legal_name
+from mcpx_router._outbound_rules import check_parameters
 
 from . import _servers
 
@@ -74,6 +75,7 @@ async def test_all_tools_of_a_real_server_convert_without_defaults(server: str, 
             assert is_legal_name(function["name"])
             assert function["description"].endswith(f"(via {server})")
             assert function["parameters"]["type"] == "object"
+            assert check_parameters(function["parameters"]) == ()
             assert _defaults(function["parameters"]) == []
             original = originals[adapter.resolve(function["name"]).tool]
             # Every default the peer declared is still told to the model, in a description.
