@@ -1,10 +1,20 @@
-"""Opening one session to a peer, whatever the spec, and noticing when its transport ends."""
+"""Opening one session to a peer, whatever the spec, and noticing when its transport ends.
+
+A stdio server that writes something other than JSON-RPC on its stdout before the handshake
+is done (a banner, a log line, bytes that are not UTF-8) fails to join at once, with the start
+of what it wrote; waiting would only run out the connect timeout, as the `mcp` SDK drops the
+line and goes on waiting for the answer to `initialize`. After the handshake such a line is
+tolerated (logged at debug): a chatty server keeps working, and a request whose answer was
+mangled runs into its call timeout.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
 
@@ -16,10 +26,13 @@ from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
+from .._errors import PeerUnavailableError
 from .._session import ToolSession
-from ._specs import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
+from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
 
 __all__ = ["open_session"]
+
+logger = logging.getLogger("mcpx_router.peers")
 
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """The `mcp` SDK's own defaults: a response stream may stay quiet for minutes."""
@@ -27,18 +40,23 @@ _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
 @asynccontextmanager
 async def open_session(
-    spec: PeerSpec, *, message_handler: MessageHandlerFnT, closed: anyio.Event
+    spec: PeerSpec, *, peer: str, message_handler: MessageHandlerFnT, closed: anyio.Event
 ) -> AsyncIterator[ToolSession]:
     """Connect to `spec` and complete the handshake; yield the session, close it on exit.
 
     `closed` is set as soon as the transport's stream of messages from the peer ends (a stdio
     server exited, a stream broke), even when no request is waiting for an answer.
     A `SessionPeer`'s session is yielded as it is and left open.
+
+    Raises:
+        PeerUnavailableError: A stdio server wrote something that is not JSON-RPC before the
+            handshake was done.
     """
     if isinstance(spec, SessionPeer):
         yield spec.session
         return
     target: Any
+    handshake = _Handshake()
     if isinstance(spec, InProcessPeer):
         target = spec.server
     elif isinstance(spec, StdioPeer):
@@ -48,15 +66,83 @@ async def open_session(
             env=dict(spec.env) if spec.env is not None else None,
             cwd=os.fspath(spec.cwd) if spec.cwd is not None else None,
         )
-        target = _watched(mcp.stdio_client(params), closed)
+        target = _watched(mcp.stdio_client(params), closed, handshake)
     elif isinstance(spec, ParticipantPeer):
         # The topic client closes the session's stream when the participant leaves or rejoins,
         # or when the topic connection is lost.
         target = _watched(spec.topic.participant_transport(spec.participant), closed)
     else:
         target = _watched(_http_transport(spec), closed)
-    async with mcp.Client(target, mode=spec.mode, message_handler=message_handler) as client:
+    async with _handshaken(target, spec.mode, handshake, peer, message_handler) as client:
         yield client
+
+
+class _Handshake:
+    """Whether the handshake is done, and what the server wrote instead of JSON-RPC before it was."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.fault: Exception | None = None
+
+
+@asynccontextmanager
+async def _handshaken(
+    target: Any, mode: Mode, handshake: _Handshake, peer: str, message_handler: MessageHandlerFnT
+) -> AsyncIterator[mcp.Client]:
+    async with AsyncExitStack() as stack:
+        try:
+            client = await stack.enter_async_context(
+                mcp.Client(target, mode=mode, message_handler=message_handler)
+            )
+        except Exception as exc:
+            reason = _fault_reason(handshake.fault, exc)
+            if reason is None:
+                raise
+            hint = "; an MCP server must write only JSON-RPC messages on stdout (its logs belong on stderr)"
+            raise PeerUnavailableError(f"peer {peer!r}: {reason}{hint}", peer=peer) from exc
+        handshake.done = True
+        yield client
+
+
+def _fault_reason(fault: Exception | None, failure: BaseException) -> str | None:
+    """Say what the server wrote instead of JSON-RPC, if that is why the handshake failed."""
+    if fault is not None:
+        return f"the server wrote something that is not JSON-RPC on stdout: {_excerpt(fault)}"
+    pending: list[BaseException] = [failure]
+    while pending:
+        error = pending.pop()
+        if isinstance(error, UnicodeDecodeError):
+            start = error.object[error.start : error.start + 8]
+            return f"the server wrote bytes that are not UTF-8 text on stdout ({bytes(start)!r}…)"
+        if isinstance(error, BaseExceptionGroup):
+            pending.extend(error.exceptions)
+        pending.extend(e for e in (error.__cause__, error.__context__) if e is not None)
+    return None
+
+
+_EXCERPT = 40
+"""Characters of a stray line shown in the error."""
+
+
+def _excerpt(fault: Exception) -> str:
+    """The start of the line the `mcp` SDK could not parse, from its validation error."""
+    errors_of = getattr(fault, "errors", None)
+    inputs: list[Any] = []
+    if callable(errors_of):
+        try:
+            inputs = [error.get("input") for error in errors_of()]
+        except Exception:  # not pydantic's: fall back to its message
+            inputs = []
+    texts = [value if isinstance(value, str) else _dumps(value) for value in inputs]
+    text = max(texts, key=len, default="") or str(fault).strip() or type(fault).__name__
+    return repr(text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…")
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 @asynccontextmanager
@@ -72,21 +158,28 @@ async def _http_transport(spec: HttpPeer) -> AsyncIterator[Any]:
         yield streams
 
 
-def _watched(transport: AbstractAsyncContextManager[Any], closed: anyio.Event) -> Transport:
+def _watched(
+    transport: AbstractAsyncContextManager[Any], closed: anyio.Event, handshake: _Handshake | None = None
+) -> Transport:
     @asynccontextmanager
     async def watch() -> AsyncIterator[Any]:
         async with transport as (read, write):
-            yield _WatchedReadStream(read, closed), write
+            yield _WatchedReadStream(read, closed, handshake), write
 
     return watch()
 
 
 class _WatchedReadStream:
-    """A transport's read stream that sets `closed` when the peer's side of it ends."""
+    """A transport's read stream that sets `closed` when the peer's side of it ends.
 
-    def __init__(self, inner: Any, closed: anyio.Event) -> None:
+    With a `handshake`, an unparsable message before the handshake is done ends the stream
+    (so that the waiting `initialize` fails at once) and is kept in `handshake.fault`.
+    """
+
+    def __init__(self, inner: Any, closed: anyio.Event, handshake: _Handshake | None = None) -> None:
         self._inner = inner
         self._closed = closed
+        self._handshake = handshake
 
     @property
     def last_context(self) -> Any:
@@ -99,6 +192,12 @@ class _WatchedReadStream:
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._closed.set()
             raise
+        if isinstance(item, Exception) and self._handshake is not None:
+            if not self._handshake.done:
+                self._handshake.fault = item
+                self._closed.set()
+                raise anyio.EndOfStream
+            logger.debug("ignoring a line that is not JSON-RPC from a stdio server: %s", _excerpt(item))
         return item
 
     async def aclose(self) -> None:
