@@ -1,11 +1,11 @@
 """Opening one session to a peer, whatever the spec, and noticing when its transport ends.
 
-A stdio server that writes something other than JSON-RPC on its stdout before the handshake
-is done (a banner, a log line, bytes that are not UTF-8) fails to join at once, with the start
-of what it wrote; waiting would only run out the connect timeout, as the `mcp` SDK drops the
-line and goes on waiting for the answer to `initialize`. After the handshake such a line is
-tolerated (logged at debug): a chatty server keeps working, and a request whose answer was
-mangled runs into its call timeout.
+A stdio server that writes something other than JSON-RPC on its stdout before its first
+JSON-RPC message, the answer to the handshake (a banner, a log line, partial JSON, bytes that
+are not UTF-8), fails to join at once, with the start of what it wrote; waiting would only run
+out the connect timeout, as the `mcp` SDK drops the line and goes on waiting for the answer to
+`initialize`. After that answer such a line is tolerated (logged at debug): a chatty server
+keeps working, and a request whose answer was mangled runs into its call timeout.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ async def open_session(
     A `SessionPeer`'s session is yielded as it is and left open.
 
     Raises:
-        PeerUnavailableError: A stdio server wrote something that is not JSON-RPC before the
-            handshake was done.
+        PeerUnavailableError: A stdio server wrote something that is not JSON-RPC before its
+            answer to the handshake.
     """
     if isinstance(spec, SessionPeer):
         yield spec.session
@@ -65,6 +65,9 @@ async def open_session(
             args=list(spec.args),
             env=dict(spec.env) if spec.env is not None else None,
             cwd=os.fspath(spec.cwd) if spec.cwd is not None else None,
+            # Bytes that are not UTF-8 become U+FFFD, and the line then fails to parse like any
+            # other stray line: with "strict" the SDK's reader stops and the session hangs.
+            encoding_error_handler="replace",
         )
         target = _watched(mcp.stdio_client(params), closed, handshake)
     elif isinstance(spec, ParticipantPeer):
@@ -78,7 +81,7 @@ async def open_session(
 
 
 class _Handshake:
-    """Whether the handshake is done, and what the server wrote instead of JSON-RPC before it was."""
+    """Whether the server answered the handshake, and what it wrote instead of JSON-RPC before."""
 
     def __init__(self) -> None:
         self.done = False
@@ -95,29 +98,19 @@ async def _handshaken(
                 mcp.Client(target, mode=mode, message_handler=message_handler)
             )
         except Exception as exc:
-            reason = _fault_reason(handshake.fault, exc)
+            reason = _fault_reason(handshake.fault)
             if reason is None:
                 raise
             hint = "; an MCP server must write only JSON-RPC messages on stdout (its logs belong on stderr)"
             raise PeerUnavailableError(f"peer {peer!r}: {reason}{hint}", peer=peer) from exc
-        handshake.done = True
         yield client
 
 
-def _fault_reason(fault: Exception | None, failure: BaseException) -> str | None:
+def _fault_reason(fault: Exception | None) -> str | None:
     """Say what the server wrote instead of JSON-RPC, if that is why the handshake failed."""
-    if fault is not None:
-        return f"the server wrote something that is not JSON-RPC on stdout: {_excerpt(fault)}"
-    pending: list[BaseException] = [failure]
-    while pending:
-        error = pending.pop()
-        if isinstance(error, UnicodeDecodeError):
-            start = error.object[error.start : error.start + 8]
-            return f"the server wrote bytes that are not UTF-8 text on stdout ({bytes(start)!r}…)"
-        if isinstance(error, BaseExceptionGroup):
-            pending.extend(error.exceptions)
-        pending.extend(e for e in (error.__cause__, error.__context__) if e is not None)
-    return None
+    if fault is None:
+        return None
+    return f"the server wrote something that is not JSON-RPC on stdout: {_excerpt(fault)}"
 
 
 _EXCERPT = 40
@@ -134,7 +127,11 @@ def _excerpt(fault: Exception) -> str:
         except Exception:  # not pydantic's: fall back to its message
             inputs = []
     texts = [value if isinstance(value, str) else _dumps(value) for value in inputs]
-    text = max(texts, key=len, default="") or str(fault).strip() or type(fault).__name__
+    if not texts:
+        return str(fault).strip().splitlines()[0] if str(fault).strip() else type(fault).__name__
+    text = max(texts, key=len)
+    if not text.strip():
+        return "an empty line" if not text else f"a blank line {text!r}"
     return repr(text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…")
 
 
@@ -172,7 +169,7 @@ def _watched(
 class _WatchedReadStream:
     """A transport's read stream that sets `closed` when the peer's side of it ends.
 
-    With a `handshake`, an unparsable message before the handshake is done ends the stream
+    With a `handshake`, an unparsable line before the first JSON-RPC message ends the stream
     (so that the waiting `initialize` fails at once) and is kept in `handshake.fault`.
     """
 
@@ -192,12 +189,15 @@ class _WatchedReadStream:
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._closed.set()
             raise
-        if isinstance(item, Exception) and self._handshake is not None:
-            if not self._handshake.done:
+        if self._handshake is not None:
+            if not isinstance(item, Exception):
+                self._handshake.done = True  # it speaks JSON-RPC: its answer to the handshake
+            elif not self._handshake.done:
                 self._handshake.fault = item
                 self._closed.set()
                 raise anyio.EndOfStream
-            logger.debug("ignoring a line that is not JSON-RPC from a stdio server: %s", _excerpt(item))
+            else:
+                logger.debug("ignoring a line that is not JSON-RPC from a stdio server: %s", _excerpt(item))
         return item
 
     async def aclose(self) -> None:
