@@ -179,8 +179,13 @@ async def _call(
         # Most names start with their peer's id: try that peer alone before starting every server.
         owners = sorted((p for p in peers if name.startswith(f"{p}__")), key=len, reverse=True)
         first = {owner: peers[owner] for owner in owners[:1]}
-        if not first or await _join(router, first) or name not in {t.name for t in router.tools}:
-            await _join(router, {p: spec for p, spec in peers.items() if p not in router.peers})
+        failed = await _join(router, first)
+        if not first or failed or name not in {t.name for t in router.tools}:
+            rest = {p: spec for p, spec in peers.items() if p not in router.peers and p not in failed}
+            failed += await _join(router, rest)
+        if failed and name not in {t.name for t in router.tools}:
+            # It may be the tool of a peer that could not join: each failure is reported above.
+            return _fail(f"no tool named {name!r} among the peers that joined", 1)
         outcome = await router.call(name, arguments, call_timeout=limit)
     if outcome.is_error:
         return _fail(outcome.text, 1)
