@@ -113,3 +113,21 @@ def test_every_command_takes_verbose(name: str, capsys: pytest.CaptureFixture[st
     usage = capsys.readouterr().out
     assert "-v, --verbose" in usage
     assert ("--connect-timeout SECONDS" in usage) == (name != "gateway")
+
+
+def test_a_bridged_server_that_chats_is_said_once(tmp_path: Path) -> None:
+    from .test_cli_signals import command, interrupt, listening, marked, until
+
+    mark = tmp_path / "mark"
+    server = [sys.executable, str(SERVER), "--before", CHATTER.hex(), "--mark", str(mark)]
+    with command("gateway", "--port", "0") as gateway:
+        topic = ["--gateway", listening(gateway), "--topic", "room", "--id", "x"]
+        with command("bridge", *topic, "--", *server) as bridge:
+            until(marked(mark, "started"), "the bridged server to start")
+            assert bridge.stderr is not None
+            assert bridge.stderr.readline() == (
+                "mcpx-router: ignoring a line that is not JSON-RPC from the bridged server: "
+                "'Hello world 0' (more are logged at debug)\n"
+            )
+            assert interrupt(bridge) == ""  # the other 19 lines were not shown
+        interrupt(gateway, children=0)

@@ -152,7 +152,7 @@ def test_chat_while_connecting(tmp_path: Path) -> None:
         assert interrupt(process) == ""
 
 
-def _listening(process: subprocess.Popen[str]) -> str:
+def listening(process: subprocess.Popen[str]) -> str:
     assert process.stdout is not None
     found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", process.stdout.readline())
     assert found, "the gateway did not say where it listens"
@@ -161,7 +161,7 @@ def _listening(process: subprocess.Popen[str]) -> str:
 
 def test_gateway_while_serving() -> None:
     with command("gateway", "--port", "0") as process:
-        _listening(process)
+        listening(process)
         assert interrupt(process, children=0) == ""
 
 
@@ -170,7 +170,7 @@ def test_bridge_while_bridging(tmp_path: Path) -> None:
     which stops the server quietly (the server would print a KeyboardInterrupt traceback)."""
     mark = tmp_path / "mark"
     with command("gateway", "--port", "0") as gateway:
-        url = _listening(gateway)
+        url = listening(gateway)
         topic = ["--gateway", url, "--topic", "room", "--id", "x"]
         with command("bridge", *topic, "--", sys.executable, str(SERVER), "--mark", str(mark)) as bridge:
             until(marked(mark, "started"), "the bridged server to start")

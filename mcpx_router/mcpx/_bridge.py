@@ -73,6 +73,7 @@ class StdioBridge:
         self._init_in_flight = False
         self._initialized_sent = False
         self._peers: set[str] = set()
+        self._stray_seen = False
 
     @property
     def peers(self) -> frozenset[str]:
@@ -200,7 +201,7 @@ class StdioBridge:
         elif kind == "notification":
             self._on_server_notification(message)
         else:
-            logger.warning("ignoring a non-JSON-RPC line from the bridged server")
+            self._stray(json.dumps(message, ensure_ascii=False))
 
     def _on_server_response(self, message: dict[str, Any]) -> None:
         server_id = message.get("id")
@@ -237,6 +238,19 @@ class StdioBridge:
 
     # -- process I/O --------------------------------------------------------------------------
 
+    def _stray(self, text: str) -> None:
+        """A line that is not JSON-RPC: a warning the first time (a server that does nothing else
+        should be noticed), then debug records (a chatty server is not an error)."""
+        excerpt = repr(text if len(text) <= 40 else text[:39] + "…")
+        if self._stray_seen:
+            logger.debug("ignoring a line that is not JSON-RPC from the bridged server: %s", excerpt)
+            return
+        self._stray_seen = True
+        logger.warning(
+            "ignoring a line that is not JSON-RPC from the bridged server: %s (more are logged at debug)",
+            excerpt,
+        )
+
     async def _read_stdout(self) -> None:
         assert self.process.stdout is not None
         reader = BufferedByteReceiveStream(self.process.stdout)
@@ -248,10 +262,11 @@ class StdioBridge:
                 try:
                     message = json.loads(line)
                 except ValueError:
-                    logger.warning("ignoring a non-JSON line from the bridged server")
-                    continue
+                    message = None
                 if isinstance(message, dict):
                     self._on_server_message(message)
+                else:
+                    self._stray(line.decode("utf-8", "replace"))
         except (
             anyio.EndOfStream,
             anyio.IncompleteRead,
