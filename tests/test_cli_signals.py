@@ -1,8 +1,9 @@
 """Ctrl-C on every command, as a terminal sends it: SIGINT to the command's whole process group.
 
 Each command runs as a real process in a session of its own, is caught mid-work (connecting to a
-server that never answers, in the middle of a call, at the chat prompt, bridging, serving), and
-must exit with status 130, print no traceback, and leave none of its child processes behind.
+server that never answers, in the middle of a call, at the chat prompt, waiting for the model,
+bridging, serving), and must exit with status 130, print no traceback, and leave none of its
+child processes behind.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -184,3 +186,37 @@ def test_topic_demo_in_the_middle() -> None:
         assert process.stdout is not None
         assert process.stdout.readline().startswith("== MCPx gateway on")
         assert interrupt(process) == ""  # its child: the bridged docs server
+
+
+@contextmanager
+def silent_endpoint() -> Iterator[str]:
+    """An OpenAI base URL whose server takes connections and never answers."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+
+
+def _read_until(process: subprocess.Popen[str], prefix: str) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith(prefix):
+            return
+    raise AssertionError(f"the command ended before printing {prefix!r}")
+
+
+def test_demo_waiting_for_the_model() -> None:
+    with silent_endpoint() as url:
+        env = _chat_env() | {"OPENAI_BASE_URL": url}
+        with command("demo", env=env) as process:
+            _read_until(process, "user: ")
+            time.sleep(0.2)  # the request is on its way
+            assert interrupt(process, children=0) == ""
+
+
+def test_chat_waiting_for_the_model(tmp_path: Path) -> None:
+    file, _ = config(tmp_path)
+    with silent_endpoint() as url:
+        env = _chat_env() | {"OPENAI_BASE_URL": url}
+        with command("chat", "--config", str(file), "--prompt", "hi", env=env) as process:
+            _read_until(process, "user: hi")
+            time.sleep(0.2)
+            assert interrupt(process) == ""
