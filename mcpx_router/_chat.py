@@ -11,15 +11,20 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from collections.abc import AsyncGenerator, Sequence
+from concurrent.futures import CancelledError
 from contextlib import aclosing
 from typing import Any, Literal, TextIO
 
 import anyio
-import anyio.to_thread
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectSendStream
 from openai import APIError, AsyncOpenAI
 
 from ._adapter import OpenAIPeerToolAdapter
+from ._console import run_command
 from ._errors import RouterError
 from ._router import Router
 from .loop import run_chat
@@ -43,6 +48,7 @@ def run_chat_command(
     strict: Strict = "auto",
     media: Literal["describe", "attach"] = "describe",
     max_tools: int = 128,
+    connect_timeout: float = 30.0,
     stdin: TextIO | None = None,
 ) -> int:
     """Run the conversation; return the exit status (0 ok, 1 failed, 2 unusable settings)."""
@@ -58,10 +64,8 @@ def run_chat_command(
         return _fail(str(exc), 2)
     settings = {"strict": _STRICT[strict], "media": media, "max_tools": max_tools}
     source = _given(prompts) if prompts else _read(stdin or sys.stdin)
-    try:
-        return anyio.run(_converse, peers, source, model, system, max_turns, settings, key or "none")
-    except KeyboardInterrupt:
-        return 130
+    limits = (max_turns, connect_timeout)
+    return run_command(lambda: _converse(peers, source, model, system, limits, settings, key or "none"))
 
 
 async def _converse(
@@ -69,14 +73,15 @@ async def _converse(
     prompts: AsyncGenerator[str, None],
     model: str,
     system: str | None,
-    max_turns: int,
+    limits: tuple[int, float],
     settings: dict[str, Any],
     key: str,
 ) -> int:
+    max_turns, connect_timeout = limits
     async with (
         aclosing(prompts),
         OpenAIPeerToolAdapter(**settings) as adapter,
-        Router(adapter=adapter) as router,
+        Router(adapter=adapter, connect_timeout=connect_timeout) as router,
         AsyncOpenAI(api_key=key) as client,
     ):
         try:
@@ -128,16 +133,42 @@ async def _given(prompts: Sequence[str]) -> AsyncGenerator[str, None]:
 
 
 async def _read(stream: TextIO) -> AsyncGenerator[str, None]:
-    """One prompt per non-blank line, read in a worker thread so that the peers keep being served."""
+    """One prompt per non-blank line, read in a thread of its own so that the peers keep being served.
+
+    The thread is a daemon: a Ctrl-C at the prompt ends the command without waiting for a line.
+    """
     interactive = stream.isatty()
-    while True:
-        if interactive:
-            print("you> ", end="", flush=True)
-        line = await anyio.to_thread.run_sync(stream.readline, abandon_on_cancel=True)
-        if not line:
-            return
-        if line.strip():
-            yield line.strip()
+    send, receive = anyio.create_memory_object_stream[str](0)
+    token = anyio.lowlevel.current_token()
+    threading.Thread(target=_read_lines, args=(stream, send, token), daemon=True).start()
+    async with receive:
+        while True:
+            if interactive:
+                print("you> ", end="", flush=True)
+            try:
+                line = await receive.receive()
+            except anyio.EndOfStream:
+                return
+            if line.strip():
+                yield line.strip()
+
+
+def _read_lines(
+    stream: TextIO, send: MemoryObjectSendStream[str], token: anyio.lowlevel.EventLoopToken
+) -> None:
+    """Hand each line of `stream` to the event loop until the stream or the reader ends."""
+    try:
+        while line := stream.readline():
+            anyio.from_thread.run(send.send, line, token=token)
+    except (anyio.BrokenResourceError, RuntimeError, CancelledError):
+        return  # the reader, or the event loop, is gone
+    except (OSError, ValueError) as exc:  # closed, or not text: no more prompts
+        print(f"mcpx-router chat: cannot read standard input: {exc}", file=sys.stderr, flush=True)
+    finally:
+        try:
+            anyio.from_thread.run_sync(send.close, token=token)
+        except RuntimeError:
+            pass
 
 
 def _fail(message: str, status: int) -> int:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 import textwrap
 import time
 from contextlib import AsyncExitStack
@@ -13,6 +15,7 @@ import anyio
 from mcp import Client
 
 from ._adapter import OpenAIPeerToolAdapter
+from ._console import run_command
 from .testing import demo_peers
 
 _DEFAULT_PROMPT = (
@@ -21,23 +24,28 @@ _DEFAULT_PROMPT = (
 )
 
 
-def run_demo(*, offline: bool = False, prompt: str | None = None) -> int:
+def run_demo(*, offline: bool = False, prompt: str | None = None, connect_timeout: float = 10.0) -> int:
     """Run the demo; with OPENAI_API_KEY set (and not offline), talk to a real model."""
     live = not offline and bool(os.environ.get("OPENAI_API_KEY"))
-    return anyio.run(_demo, live, prompt or _DEFAULT_PROMPT)
+    return run_command(lambda: _demo(live, prompt or _DEFAULT_PROMPT, connect_timeout))
 
 
-async def _demo(live: bool, prompt: str) -> int:
-    async with AsyncExitStack() as stack:
-        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(call_timeout=30))
-        for peer_id, server in demo_peers().items():
-            client = await stack.enter_async_context(Client(server))
-            await adapter.add_peer(peer_id, client)
-        _print_catalogue(adapter)
-        if live:
-            return await _conversation(adapter, prompt)
-        await _scripted_turn(adapter)
-    return 0
+async def _demo(live: bool, prompt: str, connect_timeout: float) -> int:
+    # The deadline covers the handshakes only; it sits outside the clients, which hold task groups.
+    with anyio.CancelScope(deadline=anyio.current_time() + connect_timeout) as handshakes:
+        async with AsyncExitStack() as stack:
+            adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(call_timeout=30))
+            for peer_id, server in demo_peers().items():
+                client = await stack.enter_async_context(Client(server))
+                await adapter.add_peer(peer_id, client)
+            handshakes.deadline = math.inf
+            _print_catalogue(adapter)
+            if live:
+                return await _conversation(adapter, prompt)
+            await _scripted_turn(adapter)
+            return 0
+    print(f"mcpx-router demo: the bundled peers did not start within {connect_timeout:g} s", file=sys.stderr)
+    return 1
 
 
 def _print_catalogue(adapter: OpenAIPeerToolAdapter) -> None:

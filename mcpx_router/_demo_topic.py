@@ -21,6 +21,7 @@ import anyio
 import anyio.abc
 from mcp.server.mcpserver import MCPServer
 
+from ._console import run_command
 from ._events import PeerLeft
 from ._router import Router
 from .mcpx import TopicClient, bridge_stdio_server, run_gateway, serve_participant
@@ -31,11 +32,12 @@ __all__ = ["run_topic_demo"]
 _ROUTER_ID = "planner"
 
 
-def run_topic_demo(topic: str = "demo") -> int:
+def run_topic_demo(topic: str = "demo", *, connect_timeout: float = 10.0) -> int:
     """Run the demo in topic `topic`; return the exit status."""
-    # Before any MCPServer is made: each would otherwise set up INFO logging of its own.
+    # Before any MCPServer is made: each would otherwise set up INFO logging of its own (a no-op
+    # under the command, whose log handler is in place already).
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    return anyio.run(_demo, topic)
+    return run_command(lambda: _demo(topic, connect_timeout))
 
 
 class _Participants:
@@ -82,7 +84,7 @@ class _Participants:
         await self._done[participant_id].wait()
 
 
-async def _demo(topic: str) -> int:
+async def _demo(topic: str, connect_timeout: float) -> int:
     began = time.perf_counter()
     async with run_gateway() as url, anyio.create_task_group() as tg:
         print(f"== MCPx gateway on {url}; topic {topic!r} ==")
@@ -95,7 +97,7 @@ async def _demo(topic: str) -> int:
         print("  docs          a stdio MCP server behind the bridge (python -m mcpx_router.testing docs)")
         async with Router(call_timeout=30) as router:
             started = time.perf_counter()
-            membership = await router.join_topic(url, topic, _ROUTER_ID)
+            membership = await router.join_topic(url, topic, _ROUTER_ID, handshake_timeout=connect_timeout)
             joined = time.perf_counter() - started
             print(
                 f"\nThe Router joined as {_ROUTER_ID!r} and handshook with "

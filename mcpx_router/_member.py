@@ -129,7 +129,9 @@ class Member:
         with anyio.CancelScope(deadline=anyio.current_time() + self._settings.connect_timeout) as deadline:
             async with AsyncExitStack() as stack:
                 session = await stack.enter_async_context(
-                    open_session(self.spec, message_handler=self._on_message, closed=connection.closed)
+                    open_session(
+                        self.spec, peer=self.peer, message_handler=self._on_message, closed=connection.closed
+                    )
                 )
                 self.link.attach(session)
                 # Subscribe before listing: a change after the listing then cannot go unseen.

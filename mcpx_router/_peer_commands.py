@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from ._catalogue import PublishedTool
+from ._console import add_verbose, positive_seconds, run_command
 from ._errors import RouterError
 from ._router import Router
 from .mcpx import static_token
@@ -40,6 +41,7 @@ def add_peer_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--json", action="store_true", help="print the Chat Completions `tools` list as JSON instead"
     )
     _topic_options(tools)
+    _common_options(tools)
     tools.set_defaults(run=_run_tools)
     call = commands.add_parser(
         "call",
@@ -52,7 +54,20 @@ def add_peer_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     call.add_argument("--config", default="mcp.json", help=config_help)
     call.add_argument("--timeout", type=float, default=60.0, help="seconds the call may take (default: 60)")
     _topic_options(call)
+    _common_options(call)
     call.set_defaults(run=_run_call)
+
+
+def _common_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--connect-timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds each peer's handshake and tool listing may take (default: 30 for the servers "
+        "of a config, 10 for the participants of a topic)",
+    )
+    add_verbose(parser)
 
 
 def _topic_options(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +86,7 @@ def _run_tools(args: argparse.Namespace) -> int:
     peers = _load(args.config)
     if peers is None:
         return 2
-    return anyio.run(_tools, peers, args.json)
+    return run_command(lambda: _tools(peers, args.json, args.connect_timeout))
 
 
 def _run_call(args: argparse.Namespace) -> int:
@@ -88,11 +103,15 @@ def _run_call(args: argparse.Namespace) -> int:
     peers = _load(args.config)
     if peers is None:
         return 2
-    return anyio.run(_call, peers, args.name, arguments, args.timeout)
+    return run_command(lambda: _call(peers, args.name, arguments, args.timeout, args.connect_timeout))
 
 
-async def _tools(peers: Mapping[str, PeerSpec], as_json: bool) -> int:
-    async with Router() as router:
+def _router(connect_timeout: float | None) -> Router:
+    return Router() if connect_timeout is None else Router(connect_timeout=connect_timeout)
+
+
+async def _tools(peers: Mapping[str, PeerSpec], as_json: bool, connect_timeout: float | None) -> int:
+    async with _router(connect_timeout) as router:
         failed = await _join(router, peers)
         # Peers join concurrently; list them in the config's order.
         tools = [tool for peer in peers for tool in router.adapter.tools_of(peer)]
@@ -126,10 +145,11 @@ def _run_in_topic(args: argparse.Namespace, body: Callable[[Router], Awaitable[i
 
     async def run() -> int:
         provider = static_token(args.token) if args.token else None
+        limits = {} if args.connect_timeout is None else {"handshake_timeout": args.connect_timeout}
         async with Router() as router:
             try:
                 topic = await router.join_topic(
-                    args.gateway, args.topic, args.participant_id, token_provider=provider
+                    args.gateway, args.topic, args.participant_id, token_provider=provider, **limits
                 )
             except RouterError as exc:
                 return _fail(str(exc), 1)
@@ -137,7 +157,7 @@ def _run_in_topic(args: argparse.Namespace, body: Callable[[Router], Awaitable[i
                 print(f"mcpx-router: participant {participant!r} skipped: {reason}", file=sys.stderr)
             return await body(router)
 
-    return anyio.run(run)
+    return run_command(run)
 
 
 async def _answer(router: Router, name: str, arguments: dict[str, Any], limit: float) -> int:
@@ -148,13 +168,24 @@ async def _answer(router: Router, name: str, arguments: dict[str, Any], limit: f
     return 0
 
 
-async def _call(peers: Mapping[str, PeerSpec], name: str, arguments: dict[str, Any], limit: float) -> int:
-    async with Router() as router:
+async def _call(
+    peers: Mapping[str, PeerSpec],
+    name: str,
+    arguments: dict[str, Any],
+    limit: float,
+    connect_timeout: float | None,
+) -> int:
+    async with _router(connect_timeout) as router:
         # Most names start with their peer's id: try that peer alone before starting every server.
         owners = sorted((p for p in peers if name.startswith(f"{p}__")), key=len, reverse=True)
         first = {owner: peers[owner] for owner in owners[:1]}
-        if not first or await _join(router, first) or name not in {t.name for t in router.tools}:
-            await _join(router, {p: spec for p, spec in peers.items() if p not in router.peers})
+        failed = await _join(router, first)
+        if not first or failed or name not in {t.name for t in router.tools}:
+            rest = {p: spec for p, spec in peers.items() if p not in router.peers and p not in failed}
+            failed += await _join(router, rest)
+        if failed and name not in {t.name for t in router.tools}:
+            # It may be the tool of a peer that could not join: each failure is reported above.
+            return _fail(f"no tool named {name!r} among the peers that joined", 1)
         outcome = await router.call(name, arguments, call_timeout=limit)
     if outcome.is_error:
         return _fail(outcome.text, 1)

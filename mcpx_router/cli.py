@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ._console import INTERRUPTED, add_connect_timeout, add_verbose, console_logging
 from ._peer_commands import add_peer_commands
 
 __all__ = ["main"]
@@ -35,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the MCPx demo instead: a gateway on 127.0.0.1, participants joining and leaving topic NAME "
         "(default: demo), and a Router publishing their tools",
     )
+    add_connect_timeout(demo, 10.0, "each bundled peer's handshake")
+    add_verbose(demo)
     demo.set_defaults(run=_run_demo)
 
     chat = commands.add_parser(
@@ -52,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--strict", choices=["auto", "on", "off"], default="auto", help="strict tool schemas")
     chat.add_argument("--media", choices=["describe", "attach"], default="describe", help="images from tools")
     chat.add_argument("--max-tools", type=int, default=128, help="tools per request (default: 128)")
+    add_connect_timeout(chat, 30.0, "each server's handshake and tool listing")
+    add_verbose(chat)
     chat.set_defaults(run=_run_chat)
     add_peer_commands(commands)
     # MCPx commands parse their own arguments (see `main`); listed here for --help.
@@ -76,6 +81,7 @@ def _run_chat(args: argparse.Namespace) -> int:
         strict=args.strict,
         media=args.media,
         max_tools=args.max_tools,
+        connect_timeout=args.connect_timeout,
     )
 
 
@@ -83,26 +89,30 @@ def _run_demo(args: argparse.Namespace) -> int:
     if args.topic is not None:
         from ._demo_topic import run_topic_demo
 
-        return run_topic_demo(args.topic)
+        return run_topic_demo(args.topic, connect_timeout=args.connect_timeout)
     from ._demo import run_demo
 
-    return run_demo(offline=args.offline, prompt=args.prompt)
+    return run_demo(offline=args.offline, prompt=args.prompt, connect_timeout=args.connect_timeout)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `mcpx-router` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["gateway"]:
-        from .mcpx import gateway_cli
+    try:
+        if argv[:1] == ["gateway"]:
+            from .mcpx import gateway_cli
 
-        return gateway_cli(argv[1:])
-    if argv[:1] == ["bridge"]:
-        from .mcpx import bridge_cli
+            return gateway_cli(argv[1:])
+        if argv[:1] == ["bridge"]:
+            from .mcpx import bridge_cli
 
-        return bridge_cli(argv[1:])
-    args = build_parser().parse_args(argv)
-    code: int = args.run(args)
-    return code
+            return bridge_cli(argv[1:])
+        args = build_parser().parse_args(argv)
+        with console_logging(args.verbose):
+            code: int = args.run(args)
+        return code
+    except KeyboardInterrupt:  # Ctrl-C before or after a command's event loop runs
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ routed to participants: `ping` is answered by the bridge, anything else gets "me
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import subprocess
@@ -24,13 +23,13 @@ from typing import Any
 import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp.os.posix.utilities import terminate_posix_process_tree
 
 from .._backoff import Reconnect
 from ._auth import static_token
 from ._envelope import Envelope
-from ._errors import BridgeError, MCPxError
+from ._errors import BridgeError
 from ._rpc import INTERNAL_ERROR, METHOD_NOT_FOUND, IdKey, classify, error_response, id_key
-from ._signals import until_signalled
 from ._topic import TopicClient
 from ._topic_events import ConnectionEvent, ConnectionState
 
@@ -74,6 +73,7 @@ class StdioBridge:
         self._init_in_flight = False
         self._initialized_sent = False
         self._peers: set[str] = set()
+        self._stray_seen = False
 
     @property
     def peers(self) -> frozenset[str]:
@@ -201,7 +201,7 @@ class StdioBridge:
         elif kind == "notification":
             self._on_server_notification(message)
         else:
-            logger.warning("ignoring a non-JSON-RPC line from the bridged server")
+            self._stray(json.dumps(message, ensure_ascii=False))
 
     def _on_server_response(self, message: dict[str, Any]) -> None:
         server_id = message.get("id")
@@ -238,6 +238,19 @@ class StdioBridge:
 
     # -- process I/O --------------------------------------------------------------------------
 
+    def _stray(self, text: str) -> None:
+        """A line that is not JSON-RPC: a warning the first time (a server that does nothing else
+        should be noticed), then debug records (a chatty server is not an error)."""
+        excerpt = repr(text if len(text) <= 40 else text[:39] + "…")
+        if self._stray_seen:
+            logger.debug("ignoring a line that is not JSON-RPC from the bridged server: %s", excerpt)
+            return
+        self._stray_seen = True
+        logger.warning(
+            "ignoring a line that is not JSON-RPC from the bridged server: %s (more are logged at debug)",
+            excerpt,
+        )
+
     async def _read_stdout(self) -> None:
         assert self.process.stdout is not None
         reader = BufferedByteReceiveStream(self.process.stdout)
@@ -249,10 +262,11 @@ class StdioBridge:
                 try:
                     message = json.loads(line)
                 except ValueError:
-                    logger.warning("ignoring a non-JSON line from the bridged server")
-                    continue
+                    message = None
                 if isinstance(message, dict):
                     self._on_server_message(message)
+                else:
+                    self._stray(line.decode("utf-8", "replace"))
         except (
             anyio.EndOfStream,
             anyio.IncompleteRead,
@@ -282,12 +296,16 @@ class StdioBridge:
             with anyio.move_on_after(grace):
                 await self.process.wait()
             if self.process.returncode is None:
-                self.process.terminate()
-                with anyio.move_on_after(grace):
-                    await self.process.wait()
-            if self.process.returncode is None:
-                self.process.kill()
+                await _terminate(self.process, grace)
                 await self.process.wait()
+
+
+async def _terminate(process: anyio.abc.Process, grace: float) -> None:
+    """SIGTERM, then SIGKILL after `grace`, to the server and everything it started (its group)."""
+    if sys.platform == "win32":  # no process groups: the server alone
+        process.kill()
+        return
+    await terminate_posix_process_tree(process, grace)
 
 
 @asynccontextmanager
@@ -302,13 +320,22 @@ async def bridge_stdio_server(
     """Spawn `command` and serve it to the topic as `topic.participant_id` until the block ends.
 
     It may be entered before the topic client connects (`run_bridge` does): the server is then
-    ready when the other participants see this one join.
+    ready when the other participants see this one join. The server runs in a process group of
+    its own, as the `mcp` SDK's stdio client starts servers: a Ctrl-C in the terminal reaches
+    the bridge alone, which then closes the server's input, and after `shutdown_grace` seconds
+    terminates the group.
     """
     if not command:
         raise ValueError("the bridge needs a command to run")
     try:
         process = await anyio.open_process(
-            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=env, cwd=cwd
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
         )
     except OSError as exc:
         raise BridgeError(f"cannot start {command[0]!r}: {exc}") from exc
@@ -337,14 +364,23 @@ async def run_bridge(
     *,
     token: str | None = None,
     reconnect: Reconnect | None = _RECONNECT,
+    connect_timeout: float = 10.0,
 ) -> int:
     """Bridge until the server exits or the gateway is given up on; the exit status for a CLI.
 
     A lost connection is made again after `reconnect` delays (the server keeps running, and
     participants handshake with it again); None: a lost connection ends the bridge.
+    `connect_timeout` bounds each attempt to connect to the gateway.
     """
     provider = static_token(token) if token else None
-    client = TopicClient(gateway_url, topic, participant_id, token_provider=provider, reconnect=reconnect)
+    client = TopicClient(
+        gateway_url,
+        topic,
+        participant_id,
+        token_provider=provider,
+        reconnect=reconnect,
+        connect_timeout=connect_timeout,
+    )
     lost: list[str] = []
     async with (
         # The server is started and the bridge answers before our presence is announced: a
@@ -372,40 +408,3 @@ async def run_bridge(
         logger.error("lost the connection to the gateway: %s", lost[0])
         return 1
     return bridge.process.returncode or 0
-
-
-def bridge_main(
-    gateway_url: str, topic: str, participant_id: str, command: Sequence[str], *, token: str | None = None
-) -> int:
-    """Blocking entry point for `mcpx-router bridge`; returns an exit status."""
-
-    async def main() -> int:
-        return await run_bridge(gateway_url, topic, participant_id, command, token=token)
-
-    try:
-        return anyio.run(lambda: until_signalled(main, on_signal=0))
-    except (MCPxError, BaseExceptionGroup) as exc:
-        error = exc
-        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-            error = error.exceptions[0]  # raised inside the bridge's task group
-        if not isinstance(error, MCPxError):
-            raise
-        print(f"mcpx bridge: {error}", file=sys.stderr)
-        return 1
-
-
-def bridge_cli(argv: Sequence[str] | None = None) -> int:
-    """`mcpx-router bridge --gateway URL --topic T --id ID [--token TOKEN] -- <command...>`."""
-    parser = argparse.ArgumentParser(
-        prog="mcpx-router bridge", description="Make a stdio MCP server a participant of an MCPx topic."
-    )
-    parser.add_argument("--gateway", required=True, help="gateway base URL, e.g. http://127.0.0.1:8080")
-    parser.add_argument("--topic", required=True)
-    parser.add_argument("--id", required=True, dest="participant_id", help="participant id to join as")
-    parser.add_argument("--token", help="a pre-shared token (default: ask the development token endpoint)")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the stdio server command")
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("give the stdio server command after --")
-    return bridge_main(args.gateway, args.topic, args.participant_id, command, token=args.token)

@@ -19,9 +19,9 @@ import sniffio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import wrap_app
 
+from .._console import add_verbose, console_logging, run_command
 from ._gateway import Gateway
 from ._gateway_state import GatewayConfig, TokenGrant
-from ._signals import until_signalled
 
 logger = logging.getLogger("mcpx_router.mcpx.gateway")
 _GRACE = 2.0
@@ -147,7 +147,10 @@ def gateway_main(
     config: GatewayConfig | None = None,
     backend: str = "asyncio",
 ) -> int:
-    """Blocking entry point for `mcpx-router gateway`; returns an exit status."""
+    """Blocking entry point for `mcpx-router gateway`; returns an exit status.
+
+    SIGINT (Ctrl-C) stops the gateway with status 130, SIGTERM with 0.
+    """
 
     def ready(url: str) -> None:
         print(f"MCPx gateway listening on {url} (WebSocket {url.replace('http', 'ws', 1)}/v0/ws)", flush=True)
@@ -157,7 +160,7 @@ def gateway_main(
         return 0
 
     try:
-        return anyio.run(lambda: until_signalled(main, on_signal=0), backend=backend)
+        return run_command(main, backend=backend, on_sigterm=0)
     except OSError as exc:
         print(f"mcpx gateway: {exc}", file=sys.stderr)
         return 1
@@ -180,6 +183,7 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--history", type=int, default=100, help="broadcast envelopes kept per topic")
     parser.add_argument("--rate", type=float, default=50.0, help="frames per second per participant")
+    add_verbose(parser)
     args = parser.parse_args(argv)
     tokens: dict[str, TokenGrant] = {}
     for item in args.token:
@@ -194,4 +198,5 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
         rate_per_second=args.rate,
         rate_burst=max(int(args.rate * 2), 1),
     )
-    return gateway_main(args.host, args.port, config=config)
+    with console_logging(args.verbose):
+        return gateway_main(args.host, args.port, config=config)

@@ -1,10 +1,20 @@
-"""Opening one session to a peer, whatever the spec, and noticing when its transport ends."""
+"""Opening one session to a peer, whatever the spec, and noticing when its transport ends.
+
+A stdio server that writes something other than JSON-RPC on its stdout before its first
+JSON-RPC message, the answer to the handshake (a banner, a log line, partial JSON, bytes that
+are not UTF-8), fails to join at once, with the start of what it wrote; waiting would only run
+out the connect timeout, as the `mcp` SDK drops the line and goes on waiting for the answer to
+`initialize`. After that answer such a line is tolerated (logged at debug): a chatty server
+keeps working, and a request whose answer was mangled runs into its call timeout.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
 
@@ -16,10 +26,13 @@ from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
+from .._errors import PeerUnavailableError
 from .._session import ToolSession
-from ._specs import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
+from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
 
 __all__ = ["open_session"]
+
+logger = logging.getLogger("mcpx_router.peers")
 
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """The `mcp` SDK's own defaults: a response stream may stay quiet for minutes."""
@@ -27,18 +40,23 @@ _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
 @asynccontextmanager
 async def open_session(
-    spec: PeerSpec, *, message_handler: MessageHandlerFnT, closed: anyio.Event
+    spec: PeerSpec, *, peer: str, message_handler: MessageHandlerFnT, closed: anyio.Event
 ) -> AsyncIterator[ToolSession]:
     """Connect to `spec` and complete the handshake; yield the session, close it on exit.
 
     `closed` is set as soon as the transport's stream of messages from the peer ends (a stdio
     server exited, a stream broke), even when no request is waiting for an answer.
     A `SessionPeer`'s session is yielded as it is and left open.
+
+    Raises:
+        PeerUnavailableError: A stdio server wrote something that is not JSON-RPC before its
+            answer to the handshake.
     """
     if isinstance(spec, SessionPeer):
         yield spec.session
         return
     target: Any
+    handshake = _Handshake()
     if isinstance(spec, InProcessPeer):
         target = spec.server
     elif isinstance(spec, StdioPeer):
@@ -47,16 +65,81 @@ async def open_session(
             args=list(spec.args),
             env=dict(spec.env) if spec.env is not None else None,
             cwd=os.fspath(spec.cwd) if spec.cwd is not None else None,
+            # Bytes that are not UTF-8 become U+FFFD, and the line then fails to parse like any
+            # other stray line: with "strict" the SDK's reader stops and the session hangs.
+            encoding_error_handler="replace",
         )
-        target = _watched(mcp.stdio_client(params), closed)
+        target = _watched(mcp.stdio_client(params), closed, handshake)
     elif isinstance(spec, ParticipantPeer):
         # The topic client closes the session's stream when the participant leaves or rejoins,
         # or when the topic connection is lost.
         target = _watched(spec.topic.participant_transport(spec.participant), closed)
     else:
         target = _watched(_http_transport(spec), closed)
-    async with mcp.Client(target, mode=spec.mode, message_handler=message_handler) as client:
+    async with _handshaken(target, spec.mode, handshake, peer, message_handler) as client:
         yield client
+
+
+class _Handshake:
+    """Whether the server answered the handshake, and what it wrote instead of JSON-RPC before."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.fault: Exception | None = None
+
+
+@asynccontextmanager
+async def _handshaken(
+    target: Any, mode: Mode, handshake: _Handshake, peer: str, message_handler: MessageHandlerFnT
+) -> AsyncIterator[mcp.Client]:
+    async with AsyncExitStack() as stack:
+        try:
+            client = await stack.enter_async_context(
+                mcp.Client(target, mode=mode, message_handler=message_handler)
+            )
+        except Exception as exc:
+            reason = _fault_reason(handshake.fault)
+            if reason is None:
+                raise
+            hint = "; an MCP server must write only JSON-RPC messages on stdout (its logs belong on stderr)"
+            raise PeerUnavailableError(f"peer {peer!r}: {reason}{hint}", peer=peer) from exc
+        yield client
+
+
+def _fault_reason(fault: Exception | None) -> str | None:
+    """Say what the server wrote instead of JSON-RPC, if that is why the handshake failed."""
+    if fault is None:
+        return None
+    return f"the server wrote something that is not JSON-RPC on stdout: {_excerpt(fault)}"
+
+
+_EXCERPT = 40
+"""Characters of a stray line shown in the error."""
+
+
+def _excerpt(fault: Exception) -> str:
+    """The start of the line the `mcp` SDK could not parse, from its validation error."""
+    errors_of = getattr(fault, "errors", None)
+    inputs: list[Any] = []
+    if callable(errors_of):
+        try:
+            inputs = [error.get("input") for error in errors_of()]
+        except Exception:  # not pydantic's: fall back to its message
+            inputs = []
+    texts = [value if isinstance(value, str) else _dumps(value) for value in inputs]
+    if not texts:
+        return str(fault).strip().splitlines()[0] if str(fault).strip() else type(fault).__name__
+    text = max(texts, key=len)
+    if not text.strip():
+        return "an empty line" if not text else f"a blank line {text!r}"
+    return repr(text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…")
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 @asynccontextmanager
@@ -72,21 +155,28 @@ async def _http_transport(spec: HttpPeer) -> AsyncIterator[Any]:
         yield streams
 
 
-def _watched(transport: AbstractAsyncContextManager[Any], closed: anyio.Event) -> Transport:
+def _watched(
+    transport: AbstractAsyncContextManager[Any], closed: anyio.Event, handshake: _Handshake | None = None
+) -> Transport:
     @asynccontextmanager
     async def watch() -> AsyncIterator[Any]:
         async with transport as (read, write):
-            yield _WatchedReadStream(read, closed), write
+            yield _WatchedReadStream(read, closed, handshake), write
 
     return watch()
 
 
 class _WatchedReadStream:
-    """A transport's read stream that sets `closed` when the peer's side of it ends."""
+    """A transport's read stream that sets `closed` when the peer's side of it ends.
 
-    def __init__(self, inner: Any, closed: anyio.Event) -> None:
+    With a `handshake`, an unparsable line before the first JSON-RPC message ends the stream
+    (so that the waiting `initialize` fails at once) and is kept in `handshake.fault`.
+    """
+
+    def __init__(self, inner: Any, closed: anyio.Event, handshake: _Handshake | None = None) -> None:
         self._inner = inner
         self._closed = closed
+        self._handshake = handshake
 
     @property
     def last_context(self) -> Any:
@@ -99,6 +189,15 @@ class _WatchedReadStream:
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._closed.set()
             raise
+        if self._handshake is not None:
+            if not isinstance(item, Exception):
+                self._handshake.done = True  # it speaks JSON-RPC: its answer to the handshake
+            elif not self._handshake.done:
+                self._handshake.fault = item
+                self._closed.set()
+                raise anyio.EndOfStream
+            else:
+                logger.debug("ignoring a line that is not JSON-RPC from a stdio server: %s", _excerpt(item))
         return item
 
     async def aclose(self) -> None:
