@@ -5,8 +5,10 @@ message is written for the model so that it can fix the call and try again (pure
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from types import NoneType
 from typing import Any, Final, NoReturn
 from urllib.parse import unquote
 
@@ -17,6 +19,7 @@ _MAX_SHOWN: Final = 200  # longest excerpt of a received value or of one error m
 _MAX_LISTED: Final = 20  # problems listed in one message; a model cannot use a thousand lines
 _MAX_DEPTH: Final = 64  # nesting levels that repair descends into
 _MAX_BRANCHES: Final = 256  # subschemas considered for one value, against schema blow-ups
+_MAX_NESTING: Final = 256  # nesting levels accepted in arguments passed as a mapping (cycles end here)
 _FIX_HINT: Final = "Fix these problems and call the tool again."
 _OBJECT_HINT: Final = "Send the arguments as one JSON object whose keys are the tool's parameter names."
 
@@ -78,7 +81,15 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-_DECODE = json.JSONDecoder(parse_constant=_reject_constant).decode
+def _finite_float(text: str) -> float:
+    # 1e999 is valid JSON syntax but overflows to inf, which would reach the peer as null or Infinity.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {shorten(text, 40)} is out of range (numbers must be finite doubles)")
+    return value
+
+
+_DECODE = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float).decode
 
 
 def loads(text: str) -> Any:
@@ -86,7 +97,8 @@ def loads(text: str) -> Any:
 
     Raises:
         json.JSONDecodeError: For a syntax error (it carries the position).
-        ValueError: For NaN/Infinity, numbers with too many digits, or nesting that is too deep.
+        ValueError: For NaN/Infinity, numbers that overflow a double (1e999) or have too many digits,
+            or nesting that is too deep.
     """
     try:
         return _DECODE(text)
@@ -122,7 +134,7 @@ def resolve_local_ref(root: object, ref: str) -> object | None:
         token = unquote(token).replace("~1", "/").replace("~0", "~")
         if isinstance(node, Mapping) and token in node:
             node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+        elif isinstance(node, list) and token.isascii() and token.isdigit() and int(token) < len(node):
             node = node[int(token)]
         else:
             return None
@@ -202,6 +214,9 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         if not all(isinstance(key, str) for key in raw):
             raise ArgumentsError(f"The keys of the arguments object must be strings.\n{_OBJECT_HINT}")
+        problem = non_json(raw)
+        if problem is not None:
+            raise ArgumentsError(f"The arguments must hold only JSON values: {problem}.\n{_OBJECT_HINT}")
         return dict(raw)
     if not isinstance(raw, str):
         raise ArgumentsError(_not_an_object(raw))
@@ -214,6 +229,28 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ArgumentsError(_not_an_object(value, text.strip()))
     return value
+
+
+def non_json(value: object) -> str | None:
+    """Where a decoded value holds something JSON cannot carry (inf, NaN, a set, a non-string key,
+    nesting deeper than 256 levels or a cycle), said for the model; None when it is all JSON."""
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > _MAX_NESTING:
+            return f"at {format_path(path[:8])}…: the value nests more than {_MAX_NESTING} levels deep"
+        if isinstance(node, Mapping):
+            for key, child in node.items():
+                if not isinstance(key, str):
+                    return f"at {format_path(path)}: the key {shorten(repr(key))} is not a string"
+                stack.append((child, (*path, key)))
+        elif isinstance(node, list | tuple):
+            stack.extend((child, (*path, index)) for index, child in enumerate(node))
+        elif isinstance(node, float) and not math.isfinite(node):
+            return f"at {format_path(path)}: {node} is not a finite number"
+        elif not isinstance(node, str | int | float | NoneType):
+            return f"at {format_path(path)}: a Python {type(node).__name__} is not a JSON value"
+    return None
 
 
 def _decode_or_raise(text: str, what: str) -> Any:
@@ -246,7 +283,9 @@ def drop_optional_nulls(args: Mapping[str, Any], schema: object) -> dict[str, An
     """
     if not isinstance(schema, Mapping) or not isinstance(schema.get("properties"), Mapping):
         return dict(args)
-    properties, required = schema["properties"], schema.get("required") or ()
+    properties, required = schema["properties"], schema.get("required")
+    if not isinstance(required, list):
+        required = []  # an invalid `required` is the validator's to judge; repair just reads it as none
     return {
         key: value
         for key, value in args.items()
@@ -256,8 +295,8 @@ def drop_optional_nulls(args: Mapping[str, Any], schema: object) -> dict[str, An
     }
 
 
-def _takes_null(prop: Any) -> bool:
-    if not isinstance(prop, Mapping):
+def _takes_null(prop: Any, depth: int = 0) -> bool:
+    if not isinstance(prop, Mapping) or depth > _MAX_DEPTH:
         return True  # unknown shape: leave the value to the validator
     kind = prop.get("type")
     if kind == "null" or (isinstance(kind, list) and "null" in kind):
@@ -266,9 +305,10 @@ def _takes_null(prop: Any) -> bool:
         return True
     if "const" in prop and prop["const"] is None:
         return True
-    branches = [b for key in ("anyOf", "oneOf") for b in prop.get(key) or () if isinstance(b, Mapping)]
+    unions = [prop[key] for key in ("anyOf", "oneOf") if isinstance(prop.get(key), list)]
+    branches = [b for union in unions for b in union if isinstance(b, Mapping)]
     if branches:
-        return any(_takes_null(b) for b in branches)
+        return any(_takes_null(b, depth + 1) for b in branches)
     return kind is None  # no type ($ref, {}, ...) may allow null: the validator says
 
 
@@ -358,7 +398,7 @@ def _property_schemas(schemas: list[Mapping[str, Any]], key: str) -> list[object
 def _search(pattern: str, text: str) -> bool:
     try:
         return re.search(pattern, text) is not None
-    except re.error:
+    except (re.error, OverflowError, RecursionError):  # a pattern Python cannot compile: no match
         return False
 
 
