@@ -123,6 +123,12 @@ class ArgumentValidator:
             return [line for _, line in sorted(found)]
         except Exception as exc:  # see the module docstring: never "valid" by accident
             raise ArgumentsError(_uncheckable(_failure(exc), self.problem)) from None
+        except BaseException as exc:
+            # A RecursionError inside the Rust maps of `referencing` surfaces as pyo3's
+            # PanicException, which is a BaseException: it means the same as the RecursionError.
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise ArgumentsError(_uncheckable(_failure(RecursionError()), self.problem)) from None
 
     def prepare(self, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
         """Parse, repair if needed, and validate the model's raw arguments.
