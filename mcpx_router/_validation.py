@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import referencing
-import referencing.jsonschema
+import referencing.exceptions
 
 # jsonschema ships no type information; the ignore stays valid if its stubs get installed.
 from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped, unused-ignore]
@@ -40,9 +40,10 @@ __all__ = ["ArgumentValidator", "prepare_arguments", "validate_arguments"]
 
 
 def _never_retrieve(uri: str) -> referencing.Resource[Any]:
-    # Fetching a peer-chosen URL would be a network call (and an SSRF hole) per tool call. An
-    # unreachable document is treated as the empty schema: its constraints are not enforced.
-    return referencing.jsonschema.DRAFT202012.create_resource({})
+    # Fetching a peer-chosen URL would be a network call (and an SSRF hole) per tool call. A check
+    # that needs another document (the JSON Schema metaschemas aside: jsonschema ships those)
+    # cannot be completed, so the call is refused.
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
 _REGISTRY: Final[referencing.Registry[Any]] = referencing.Registry(retrieve=_never_retrieve)  # type: ignore[call-arg]
@@ -164,7 +165,8 @@ def _failure(exc: Exception) -> str:
     if isinstance(exc, RecursionError):
         return "the schema nests too deeply, or its $refs loop, to be followed"
     if isinstance(exc, referencing.exceptions.Unresolvable):
-        return f"the $ref {shorten(str(exc.ref))!r} does not resolve"
+        ref = shorten(str(exc.ref))
+        return f"the $ref {ref!r} does not resolve (only the schema's own parts are followed)"
     if isinstance(exc, UnknownType):
         return f"{shorten(repr(exc.type))} is not a JSON Schema type"
     if isinstance(exc, re.error):

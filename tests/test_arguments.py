@@ -709,7 +709,7 @@ NOT_SENT = ". The call was not sent; this tool cannot be used this way until its
         pytest.param(
             {"properties": {"a": {"$ref": "#/$defs/missing"}}},
             {"a": 1},
-            "the $ref '/$defs/missing' does not resolve",
+            "the $ref '/$defs/missing' does not resolve (only the schema's own parts are followed)",
             id="ref-to-nowhere",
         ),
         pytest.param(
@@ -751,11 +751,22 @@ def test_validate_never_fetches_remote_refs(monkeypatch: pytest.MonkeyPatch) -> 
         "type": "object",
         "properties": {"a": {"$ref": "https://example.com/a.json"}, "b": {"type": "integer"}},
     }
-    # The remote document is treated as the empty schema, so the rest is still checked.
-    assert validate_arguments({"a": {"anything": 1}, "b": "x"}, schema) == [
-        "at $.b: 'x' is not of type 'integer'"
+    # What does not need the other document is checked; what does is refused, not waved through.
+    assert validate_arguments({"b": "x"}, schema) == ["at $.b: 'x' is not of type 'integer'"]
+    with pytest.raises(ArgumentsError) as caught:
+        validate_arguments({"a": {"anything": 1}}, schema)
+    assert str(caught.value) == (
+        UNCHECKABLE + "the $ref 'https://example.com/a.json' does not resolve "
+        "(only the schema's own parts are followed)" + NOT_SENT
+    )
+    with pytest.raises(ArgumentsError, match=r"the \$ref 'other.json' does not resolve"):
+        validate_arguments({"a": 1}, {"$id": "https://example.com/t.json", "$ref": "other.json"})
+    # The metaschemas ship with jsonschema: a parameter that takes a schema is checked offline.
+    takes_a_schema = {"properties": {"s": {"$ref": "https://json-schema.org/draft/2020-12/schema"}}}
+    assert validate_arguments({"s": {"type": "string"}}, takes_a_schema) == []
+    assert validate_arguments({"s": {"type": 5}}, takes_a_schema) == [
+        "at $.s.type: 5 is not valid under any of the given schemas"
     ]
-    assert validate_arguments({"a": 1}, {"$id": "https://example.com/t.json", "$ref": "other.json"}) == []
     assert fetched == []
 
 

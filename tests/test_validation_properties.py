@@ -39,7 +39,9 @@ SCALARS = (
     | st.sampled_from(["", "a", "ab", "x1", "{}", "[1]", '{"a": 1}', "null"])
 )
 JSON_VALUES = st.recursive(
-    SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAMES, inner, max_size=3), max_leaves=8
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAMES, inner, max_size=3),
+    max_leaves=8,
 )
 ARGUMENTS = st.dictionaries(NAMES, JSON_VALUES, max_size=3)
 TYPES = st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array"])
@@ -87,7 +89,11 @@ LEAVES = (
     | st.fixed_dictionaries({"const": SCALARS})
     | st.fixed_dictionaries(
         {"type": st.sampled_from(["integer", "number"])},
-        optional={"minimum": NUMBERS, "exclusiveMaximum": NUMBERS, "multipleOf": st.sampled_from([2, 0.5, 0.1])},
+        optional={
+            "minimum": NUMBERS,
+            "exclusiveMaximum": NUMBERS,
+            "multipleOf": st.sampled_from([2, 0.5, 0.1]),
+        },
     )
     | st.fixed_dictionaries(
         {"type": st.just("string")},
@@ -96,6 +102,13 @@ LEAVES = (
     | st.sampled_from([{"$ref": "#/$defs/d"}, {"$ref": "#/properties/a"}])
     | st.sampled_from(BROKEN)
 )
+
+
+UNIONS = st.sampled_from(["anyOf", "oneOf", "allOf"])
+
+
+def _merged(a: Any, b: Any) -> Any:
+    return {**a, **b} if isinstance(a, dict) and isinstance(b, dict) else a
 
 
 def _compound(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -110,12 +123,16 @@ def _compound(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         )
         | st.fixed_dictionaries(
             {"type": st.just("array")},
-            optional={"items": inner, "prefixItems": st.lists(inner, max_size=2), "minItems": st.integers(0, 2)},
+            optional={
+                "items": inner,
+                "prefixItems": st.lists(inner, max_size=2),
+                "minItems": st.integers(0, 2),
+            },
         )
-        | st.builds(lambda k, v: {k: v}, st.sampled_from(["anyOf", "oneOf", "allOf"]), st.lists(inner, min_size=1, max_size=3))
+        | st.builds(lambda k, v: {k: v}, UNIONS, st.lists(inner, min_size=1, max_size=3))
         | st.builds(lambda v: {"not": v}, inner)
         | st.builds(lambda i, t: {"if": i, "then": t}, inner, inner)
-        | st.builds(lambda a, b: {**a, **b} if isinstance(a, dict) and isinstance(b, dict) else a, inner, inner)
+        | st.builds(_merged, inner, inner)
     )
 
 
@@ -141,7 +158,9 @@ def root_schemas(draw: st.DrawFn) -> Any:
 def reference_errors(schema: Any, args: Any) -> list[Any] | None:
     """jsonschema's own verdict for the schema's declared draft; None when it cannot give one."""
     declared = schema.get("$schema") if isinstance(schema, dict) else None
-    cls = validators.validator_for({"$schema": declared}) if isinstance(declared, str) else Draft202012Validator
+    cls = Draft202012Validator
+    if isinstance(declared, str):
+        cls = validators.validator_for({"$schema": declared})
     try:
         return list(cls(schema).iter_errors(args))
     except Exception:
@@ -319,7 +338,8 @@ def test_an_overflowing_number_is_named(text: str) -> None:
         parse_arguments(text)
     number = text.split(": ")[-1].strip("[]}")
     assert str(caught.value).startswith(
-        f"The arguments are not valid JSON: the number {number} is out of range (numbers must be finite doubles)."
+        f"The arguments are not valid JSON: the number {number} is out of range "
+        "(numbers must be finite doubles)."
     )
 
 
@@ -330,8 +350,10 @@ KEYWORDS = st.sampled_from(
      "$defs", "enum", "const", "additionalProperties", "patternProperties", "minimum", "pattern", "default",
      "description", "nullable", "if", "then", "else", "$schema", "a", "b"]
 )  # fmt: skip
-REFS = st.sampled_from(["#", "#/$defs/a", "#/properties/a", "#/properties", "#/required", "#/type", "#/0", "#/²",
-                        "#/%zz", "#/items/0", "other.json", "#a"]) | st.text(max_size=5)  # fmt: skip
+REFS = st.sampled_from(
+    ["#", "#/$defs/a", "#/properties/a", "#/properties", "#/required", "#/type", "#/0", "#/²", "#/%zz",
+     "#/items/0", "other.json", "#a"]
+) | st.text(max_size=5)  # fmt: skip
 ANY_SCALARS = SCALARS | st.floats() | REFS
 ANY_VALUES = st.recursive(
     ANY_SCALARS,
@@ -344,7 +366,9 @@ RAW_ARGUMENTS = (
     | st.dictionaries(NAMES, ANY_VALUES, max_size=3)
     | ARGUMENTS.map(json.dumps)
     | st.text(max_size=20)
-    | st.sampled_from(['{"a": 1e999}', '{"a": NaN}', "[1]", '"{\\"a\\": null}"', "", "{", '{"a": null, "b": "{}"}'])
+    | st.sampled_from(
+        ['{"a": 1e999}', '{"a": NaN}', "[1]", '"{\\"a\\": null}"', "", "{", '{"a": null, "b": "{}"}']
+    )
 )
 
 
@@ -373,7 +397,7 @@ def test_no_schema_makes_the_argument_functions_raise(schema: Any, raw: Any) -> 
     _only_arguments_errors(validator.errors, args)
     _only_arguments_errors(validator.prepare, raw)
     if isinstance(schema, dict):
-        published, plan = stringify_complex_parameters(schema)
+        _, plan = stringify_complex_parameters(schema)
         _only_arguments_errors(decode_stringified, args, plan)
         outcome = make_strict(schema)
         assert isinstance(strip_added_nulls(args, outcome), dict)
