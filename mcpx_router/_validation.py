@@ -12,7 +12,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import referencing
 import referencing.exceptions
@@ -37,6 +37,8 @@ from ._arguments import (
 )
 
 __all__ = ["ArgumentValidator", "prepare_arguments", "validate_arguments"]
+
+_T = TypeVar("_T")
 
 
 def _never_retrieve(uri: str) -> referencing.Resource[Any]:
@@ -88,19 +90,20 @@ class ArgumentValidator:
         if not isinstance(schema, Mapping | bool):
             self.problem = self._unusable = f"it is {a_or_an(json_type(schema))}, not a JSON object"
             return
-        try:
-            cls = _validator_class(schema)
-            self._validator = cls(schema, registry=_REGISTRY)
-        except Exception as exc:  # the schema cannot even be loaded: every call is refused
-            self.problem = self._unusable = _failure(exc)
+        cls = _validator_class(schema)
+        loaded = _guarded(lambda: cls(schema, registry=_REGISTRY))
+        if isinstance(loaded, Exception):  # the schema cannot even be loaded: every call is refused
+            self.problem = self._unusable = _failure(loaded)
             return
-        try:
-            cls.check_schema(schema)
-        except SchemaError as exc:
-            where = "".join(f"/{step}" for step in exc.absolute_path)
-            self.problem = f"at #{where}: {shorten(exc.message)}"
-        except Exception as exc:  # too deep for the metaschema, ...: applied as written all the same
-            self.problem = _failure(exc)
+        self._validator = loaded
+        failed = _guarded(lambda: cls.check_schema(schema))
+        if isinstance(failed, SchemaError):
+            where = "".join(f"/{step}" for step in failed.absolute_path)
+            self.problem = f"at #{where}: {shorten(failed.message)}"
+        elif isinstance(
+            failed, Exception
+        ):  # too deep for the metaschema, ...: applied as written all the same
+            self.problem = _failure(failed)
         else:
             self._quick = quick_check(schema)
 
@@ -117,19 +120,16 @@ class ArgumentValidator:
         """
         if self._unusable is not None:
             raise ArgumentsError(_uncheckable(self._unusable, None))
-        try:
-            if self._quick is not None and self._quick(args):
-                return []
-            found = {_line(leaf) for error in self._validator.iter_errors(args) for leaf in _leaves(error)}
-            return [line for _, line in sorted(found)]
-        except Exception as exc:  # see the module docstring: never "valid" by accident
-            raise ArgumentsError(_uncheckable(_failure(exc), self.problem)) from None
-        except BaseException as exc:
-            # A RecursionError inside the Rust maps of `referencing` surfaces as pyo3's
-            # PanicException, which is a BaseException: it means the same as the RecursionError.
-            if type(exc).__name__ != "PanicException":
-                raise
-            raise ArgumentsError(_uncheckable(_failure(RecursionError()), self.problem)) from None
+        found = _guarded(lambda: self._problems(args))
+        if isinstance(found, Exception):  # see the module docstring: never "valid" by accident
+            raise ArgumentsError(_uncheckable(_failure(found), self.problem))
+        return found
+
+    def _problems(self, args: object) -> list[str]:
+        if self._quick is not None and self._quick(args):
+            return []
+        found = {_line(leaf) for error in self._validator.iter_errors(args) for leaf in _leaves(error)}
+        return [line for _, line in sorted(found)]
 
     def prepare(self, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
         """Parse, repair if needed, and validate the model's raw arguments.
@@ -149,6 +149,20 @@ class ArgumentValidator:
         if problems:
             raise ArgumentsError(list_problems("The arguments do not match the tool's schema:", problems))
         return args
+
+
+def _guarded(step: Callable[[], _T]) -> _T | Exception:
+    """Run one jsonschema step; what it raises is returned instead, for the caller to refuse on."""
+    try:
+        return step()
+    except Exception as exc:
+        return exc
+    except BaseException as exc:
+        # A RecursionError inside the Rust maps of `referencing` surfaces as pyo3's PanicException,
+        # a BaseException; it means the same as the RecursionError. Anything else goes on.
+        if type(exc).__name__ != "PanicException":
+            raise
+        return RecursionError(str(exc))
 
 
 def _uncheckable(why: str, problem: str | None) -> str:
