@@ -13,17 +13,12 @@ import mcp
 import mcp_types as mt
 from mcp.shared.dispatcher import ProgressFnT
 
-from ._arguments import (
-    ArgumentsError,
-    drop_optional_nulls,
-    list_problems,
-    parse_arguments,
-    repair_arguments,
-)
+from ._arguments import ArgumentsError, list_problems, parse_arguments
 from ._budget import matches
 from ._catalogue import PublishedTool
 from ._errors import UsageError
 from ._jsonstring import decode_stringified
+from ._repair import drop_optional_nulls, repair_arguments
 from ._results import render_result
 from ._rich import truncate
 from ._session import ToolSession

@@ -32,9 +32,9 @@ from ._arguments import (
     json_type,
     list_problems,
     parse_arguments,
-    repair_arguments,
     shorten,
 )
+from ._repair import repair_arguments
 
 __all__ = ["ArgumentValidator", "prepare_arguments", "validate_arguments"]
 

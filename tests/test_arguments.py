@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpx_router._arguments import ArgumentsError, parse_arguments, repair_arguments
+from mcpx_router._arguments import ArgumentsError, parse_arguments
 from mcpx_router._jsonstring import StringifyPlan, decode_stringified, stringify_complex_parameters
+from mcpx_router._repair import drop_optional_nulls, repair_arguments
 from mcpx_router._validation import ArgumentValidator, prepare_arguments, validate_arguments
 
 HINT = "Send the arguments as one JSON object whose keys are the tool's parameter names."
@@ -1266,7 +1267,6 @@ def test_quick_check_agrees_with_full_validation(schema: dict[str, Any], args: d
     ],
 )
 def test_drop_optional_nulls(args: dict[str, Any], expected: dict[str, Any]) -> None:
-    from mcpx_router._arguments import drop_optional_nulls
 
     schema = {
         "type": "object",
