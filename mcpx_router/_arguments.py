@@ -80,11 +80,17 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
+class _OutOfRange(ValueError):
+    """A JSON number too large for a double: valid syntax, but no peer can receive it."""
+
+
 def _finite_float(text: str) -> float:
     # 1e999 is valid JSON syntax but overflows to inf, which would reach the peer as null or Infinity.
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"the number {shorten(text, 40)} is out of range (numbers must be finite doubles)")
+        raise _OutOfRange(
+            f"the number {shorten(text, 40)} is out of range (a double holds at most about 1.8e308)"
+        )
     return value
 
 
@@ -257,6 +263,8 @@ def _decode_or_raise(text: str, what: str) -> Any:
         return loads(text)
     except json.JSONDecodeError as exc:
         raise ArgumentsError(f"{what}: {syntax_problem(exc)}\n{_OBJECT_HINT}") from None
+    except _OutOfRange as exc:
+        raise ArgumentsError(f"The arguments cannot be sent: {exc}.\n{_OBJECT_HINT}") from None
     except ValueError as exc:
         raise ArgumentsError(f"{what}: {exc}.\n{_OBJECT_HINT}") from None
 

@@ -167,7 +167,7 @@ def _guarded(step: Callable[[], _T]) -> _T | Exception:
 
 def _uncheckable(why: str, problem: str | None) -> str:
     if problem is not None:
-        why += f" (the schema is not valid JSON Schema: {problem})"
+        why += f"; the schema is not valid JSON Schema: {problem}"
     return (
         f"The peer's schema for this tool could not be checked against these arguments: {why}. "
         "The call was not sent; this tool cannot be used this way until its peer fixes the schema."

@@ -668,43 +668,43 @@ NOT_SENT = ". The call was not sent; this tool cannot be used this way until its
         pytest.param(
             {"type": "any"},
             {"a": 1},
-            "'any' is not a JSON Schema type (the schema is not valid JSON Schema: "
-            "at #/type: 'any' is not valid under any of the given schemas)",
+            "'any' is not a JSON Schema type; the schema is not valid JSON Schema: "
+            "at #/type: 'any' is not valid under any of the given schemas",
             id="draft3-any",
         ),
         pytest.param(
             {"properties": {"a": {"type": "object", "required": True}}},
             {"a": {}},
-            "TypeError: 'bool' object is not iterable (the schema is not valid JSON Schema: "
-            "at #/properties/a/required: True is not of type 'array')",
+            "TypeError: 'bool' object is not iterable; the schema is not valid JSON Schema: "
+            "at #/properties/a/required: True is not of type 'array'",
             id="draft3-required-on-an-object",
         ),
         pytest.param(
             {"properties": {"a": {"type": 5}}},
             {"a": 1},
-            "TypeError: 'int' object is not iterable (the schema is not valid JSON Schema: "
-            "at #/properties/a/type: 5 is not valid under any of the given schemas)",
+            "TypeError: 'int' object is not iterable; the schema is not valid JSON Schema: "
+            "at #/properties/a/type: 5 is not valid under any of the given schemas",
             id="type-not-a-string",
         ),
         pytest.param(
             {"properties": {"a": {"pattern": "("}}},
             {"a": "x"},
-            "the pattern '(' is not a regular expression Python can use "
-            "(the schema is not valid JSON Schema: at #/properties/a/pattern: '(' is not a 'regex')",
+            "the pattern '(' is not a regular expression Python can use; "
+            "the schema is not valid JSON Schema: at #/properties/a/pattern: '(' is not a 'regex'",
             id="invalid-regex",
         ),
         pytest.param(
             {"$schema": ["not", "a", "uri"], "type": "object", "required": 1},
             {},
-            "TypeError: 'int' object is not iterable (the schema is not valid JSON Schema: "
-            "at #/$schema: ['not', 'a', 'uri'] is not of type 'string')",
+            "TypeError: 'int' object is not iterable; the schema is not valid JSON Schema: "
+            "at #/$schema: ['not', 'a', 'uri'] is not of type 'string'",
             id="odd-$schema",
         ),
         pytest.param(
             {"properties": 5},
             {"a": 1},
-            "AttributeError: 'int' object has no attribute 'items' (the schema is not valid JSON Schema: "
-            "at #/properties: 5 is not of type 'object')",
+            "AttributeError: 'int' object has no attribute 'items'; the schema is not valid JSON Schema: "
+            "at #/properties: 5 is not of type 'object'",
             id="properties-a-number",
         ),
         pytest.param(

@@ -181,8 +181,8 @@ async def test_a_schema_that_cannot_be_checked_refuses_the_call_and_says_why() -
         "- at $.b: 'x' is not valid under any of the given schemas\n"
         "Fix these problems and call the tool again.",
         '{"b": 2}',
-        NOT_CALLED + "The arguments are not valid JSON: the number 1e999 is out of range "
-        "(numbers must be finite doubles).\n"
+        NOT_CALLED + "The arguments cannot be sent: the number 1e999 is out of range "
+        "(a double holds at most about 1.8e308).\n"
         "Send the arguments as one JSON object whose keys are the tool's parameter names.",
     ]
     assert session.calls == [{"b": 2}]
