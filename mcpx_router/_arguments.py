@@ -236,9 +236,33 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     return value
 
 
+_ATOMS: Final = frozenset({str, int, bool, NoneType})
+
+
+def _plain_json(value: object) -> bool:
+    """Whether `value` is plainly JSON: exact dicts with string keys, lists and atoms (the usual case)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_NESTING:
+            return False
+        children = node.values() if type(node) is dict else node if type(node) is list else None
+        if children is None or (type(node) is dict and not all(type(k) is str for k in node)):
+            return False
+        for child in children:
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind not in _ATOMS and not (kind is float and math.isfinite(child)):
+                return False
+    return True
+
+
 def non_json(value: object) -> str | None:
     """Where a decoded value holds something JSON cannot carry (inf, NaN, a set, a non-string key,
     nesting deeper than 256 levels or a cycle), said for the model; None when it is all JSON."""
+    if _plain_json(value):
+        return None
     stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()

@@ -118,6 +118,8 @@ class ArgumentValidator:
                 an unknown type, ...): the arguments are neither valid nor invalid, so the call
                 must not be sent.
         """
+        if self._quick is not None and self._quick(args):  # plain type tests: nothing there can fail
+            return []
         if self._unusable is not None:
             raise ArgumentsError(_uncheckable(self._unusable, None))
         found = _guarded(lambda: self._problems(args))
@@ -126,8 +128,6 @@ class ArgumentValidator:
         return found
 
     def _problems(self, args: object) -> list[str]:
-        if self._quick is not None and self._quick(args):
-            return []
         found = {_line(leaf) for error in self._validator.iter_errors(args) for leaf in _leaves(error)}
         return [line for _, line in sorted(found)]
 
