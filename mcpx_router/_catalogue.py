@@ -23,7 +23,7 @@ from ._schema import (
     validate_chat_tool,
 )
 from ._strict import StrictOutcome, make_strict
-from ._validation import ArgumentValidator
+from ._validation import ArgumentValidator, survives_conversion
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
@@ -45,8 +45,9 @@ class PublishedTool:
     parameters: dict[str, Any] = field(repr=False)
     """The JSON Schema the model sees: converted (no `default`s), and strict when `strict`."""
     input_schema: Mapping[str, Any] = field(repr=False)
-    """What the model's arguments are checked against: the peer's own input schema, untouched (the
-    conversion cuts cycles and nesting deeper than 64 levels, so it may accept more)."""
+    """What the model's arguments are checked against: the peer's own input schema, untouched, or
+    (when the model sees the plain conversion and it lost nothing) that conversion itself, which
+    accepts exactly the same arguments, so the peer's tree need not be kept twice."""
     strict: bool = False
     """Whether `parameters` is in OpenAI's strict subset and offered with `strict: true`."""
     strict_outcome: StrictOutcome | None = field(default=None, repr=False)
@@ -269,8 +270,10 @@ class Catalogue:
             description=describe_tool(
                 peer, tool.name, tool.description, tool.title, limit=self._description_limit
             ),
-            parameters=convert_parameters(tool.input_schema),
-            input_schema=tool.input_schema,
+            parameters=(parameters := convert_parameters(tool.input_schema)),
+            input_schema=tool.input_schema
+            if self._strict is not False or self._json_strings or not survives_conversion(tool.input_schema)
+            else parameters,
             origin=(tool.description, tool.title),
         )
         self._expose(entry)

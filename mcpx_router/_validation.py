@@ -36,7 +36,7 @@ from ._arguments import (
 )
 from ._repair import repair_arguments
 
-__all__ = ["ArgumentValidator", "prepare_arguments", "validate_arguments"]
+__all__ = ["ArgumentValidator", "prepare_arguments", "survives_conversion", "validate_arguments"]
 
 _T = TypeVar("_T")
 
@@ -301,6 +301,26 @@ def _line(error: ValidationError) -> tuple[tuple[tuple[int, int | str], ...], st
 @functools.lru_cache(maxsize=256)
 def _compiled(schema_json: str) -> ArgumentValidator:
     return ArgumentValidator(json.loads(schema_json))
+
+
+_CONVERSION_DEPTH: Final = 64  # `convert_parameters` cuts deeper nesting (and cycles) to `{}`
+
+
+def survives_conversion(schema: object) -> bool:
+    """Whether `convert_parameters(schema)` keeps every constraint of `schema`, so that arguments may be
+    checked against the conversion instead: no nesting deeper than it keeps, no cycle (nor any
+    container met twice, to keep the test simple)."""
+    seen: set[int] = set()
+    stack: list[tuple[object, int]] = [(schema, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping | list | tuple):
+            if depth > _CONVERSION_DEPTH or id(node) in seen:
+                return False
+            seen.add(id(node))
+            children = node.values() if isinstance(node, Mapping) else node
+            stack.extend((child, depth + 1) for child in children)
+    return True
 
 
 def _validator_for(schema: object) -> ArgumentValidator:

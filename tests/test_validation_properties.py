@@ -16,8 +16,9 @@ from jsonschema import Draft202012Validator, validators
 from mcpx_router._arguments import ArgumentsError, flatten, parse_arguments, resolve_local_ref, schema_types
 from mcpx_router._jsonstring import decode_stringified, stringify_complex_parameters
 from mcpx_router._repair import _takes_null, drop_optional_nulls, repair_arguments
+from mcpx_router._schema import convert_parameters
 from mcpx_router._strict import make_strict, strip_added_nulls
-from mcpx_router._validation import ArgumentValidator, prepare_arguments, quick_check
+from mcpx_router._validation import ArgumentValidator, prepare_arguments, quick_check, survives_conversion
 
 # --- strategies --------------------------------------------------------------------------------
 
@@ -414,3 +415,17 @@ def test_optional_nulls_are_read_from_any_shape_of_schema() -> None:
     for _ in range(5000):
         deep = {"anyOf": [deep]}
     assert drop_optional_nulls(args, {"properties": {"a": deep}}) == args  # too deep to tell: kept
+
+
+@settings(max_examples=200)
+@given(JSON_VALUES, st.integers(0, 80))
+def test_a_conversion_is_checked_against_only_when_it_lost_nothing(value: Any, depth: int) -> None:
+    schema: Any = {"type": "object", "properties": {"v": {"const": value}}}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    converted = convert_parameters(schema)
+    if survives_conversion(schema):
+        assert converted == schema  # nothing cut: checking the conversion is checking the schema
+    cyclic: dict[str, Any] = {"type": "object", "properties": {}}
+    cyclic["properties"]["self"] = cyclic
+    assert not survives_conversion(cyclic)
