@@ -210,7 +210,8 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
         A new dict (a shallow copy when `raw` is a mapping).
 
     Raises:
-        ArgumentsError: The text is not JSON, or its value is not an object.
+        ArgumentsError: The text is not JSON (NaN, Infinity and numbers that overflow a double
+            included), or its value is not an object; a mapping holds something JSON cannot carry.
     """
     if type(raw) is str and raw[:1] == "{" and (quick := _plain_object(raw)) is not None:
         return quick
