@@ -79,12 +79,13 @@ class ArgumentValidator:
         problem: Why the schema is not valid JSON Schema for its draft, or None when it is.
     """
 
-    __slots__ = ("_quick", "_unusable", "_validator", "problem", "schema")
+    __slots__ = ("_defect", "_quick", "_unusable", "_validator", "problem", "schema")
 
     def __init__(self, schema: object) -> None:
         self.schema = schema
         self.problem: str | None = None
         self._unusable: str | None = None  # why no arguments at all can be checked
+        self._defect: str | None = None  # how the schema breaks its metaschema
         self._validator: Any = None  # a jsonschema Validator
         self._quick: Callable[[Any], bool] | None = None
         if not isinstance(schema, Mapping | bool):
@@ -99,11 +100,9 @@ class ArgumentValidator:
         failed = _guarded(lambda: cls.check_schema(schema))
         if isinstance(failed, SchemaError):
             where = "".join(f"/{step}" for step in failed.absolute_path)
-            self.problem = f"at #{where}: {shorten(failed.message)}"
-        elif isinstance(
-            failed, Exception
-        ):  # too deep for the metaschema, ...: applied as written all the same
-            self.problem = _failure(failed)
+            self.problem = self._defect = f"at #{where}: {shorten(failed.message)}"
+        elif isinstance(failed, Exception):  # too deep for the metaschema, ...: applied as written
+            self.problem = f"it could not be checked against its metaschema: {_failure(failed)}"
         else:
             self._quick = quick_check(schema)
 
@@ -124,7 +123,7 @@ class ArgumentValidator:
             raise ArgumentsError(_uncheckable(self._unusable, None))
         found = _guarded(lambda: self._problems(args))
         if isinstance(found, Exception):  # see the module docstring: never "valid" by accident
-            raise ArgumentsError(_uncheckable(_failure(found), self.problem))
+            raise ArgumentsError(_uncheckable(_failure(found), self._defect))
         return found
 
     def _problems(self, args: object) -> list[str]:
