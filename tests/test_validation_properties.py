@@ -393,6 +393,7 @@ def test_no_schema_makes_the_argument_functions_raise(schema: Any, raw: Any) -> 
     validator = ArgumentValidator(schema)
     _only_arguments_errors(validator.errors, args)
     _only_arguments_errors(validator.prepare, raw)
+    _only_arguments_errors(prepare_arguments, raw, schema)  # through the cache of compiled schemas
     if isinstance(schema, dict):
         _, plan = stringify_complex_parameters(schema)
         _only_arguments_errors(decode_stringified, args, plan)
