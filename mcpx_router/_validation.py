@@ -122,6 +122,8 @@ class ArgumentValidator:
         if self._unusable is not None:
             raise ArgumentsError(_uncheckable(self._unusable, None))
         found = _guarded(lambda: self._problems(args))
+        if isinstance(found, RecursionError):  # a deep or looping schema, or deeply nested arguments
+            raise ArgumentsError(_TOO_DEEP)
         if isinstance(found, Exception):  # see the module docstring: never "valid" by accident
             raise ArgumentsError(_uncheckable(_failure(found), self._defect))
         return found
@@ -164,6 +166,14 @@ def _guarded(step: Callable[[], _T]) -> _T | Exception:
         return RecursionError(str(exc))
 
 
+_TOO_DEEP: Final = (
+    "These arguments could not be checked against the peer's schema for this tool: following them "
+    "through the schema nests too deeply (a schema nested a few hundred levels, a $ref that loops, "
+    "or arguments nested that deep). The call was not sent; send less deeply nested arguments, or "
+    "use another tool."
+)
+
+
 def _uncheckable(why: str, problem: str | None) -> str:
     if problem is not None:
         why += f"; the schema is not valid JSON Schema: {problem}"
@@ -176,7 +186,7 @@ def _uncheckable(why: str, problem: str | None) -> str:
 def _failure(exc: Exception) -> str:
     """What went wrong inside jsonschema, in a sentence about the schema."""
     if isinstance(exc, RecursionError):
-        return "the schema nests too deeply, or its $refs loop, to be followed"
+        return "it nests too deeply, or its $refs loop, to be followed"
     if isinstance(exc, referencing.exceptions.Unresolvable):
         ref = shorten(str(exc.ref))
         return f"the $ref {ref!r} does not resolve (only the schema's own parts are followed)"
