@@ -466,3 +466,15 @@ def test_deep_arguments_under_a_recursive_schema_are_checked_or_refused(depth: i
         assert found != []  # a wrong leaf, however deep, is never let through
     if depth <= 100:
         assert (found == []) == valid
+
+
+@pytest.mark.parametrize("bound", [math.inf, -math.inf, math.nan])
+def test_json_string_examples_skip_bounds_that_are_not_numbers(bound: float) -> None:
+    # A peer's schema can carry Infinity (pydantic reads it from JSON); the example stays finite.
+    schema = {
+        "type": "object",
+        "properties": {"o": {"type": "object", "properties": {"n": {"type": "integer", "minimum": bound}}}},
+    }
+    published, plan = stringify_complex_parameters(schema)
+    assert plan.parameters["o"].example == '{"n": 1}'
+    assert published["properties"]["o"]["description"] == 'JSON-encoded object, e.g. {"n": 1}'
