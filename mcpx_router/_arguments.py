@@ -5,18 +5,20 @@ message is written for the model so that it can fix the call and try again (pure
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from types import NoneType
 from typing import Any, Final, NoReturn
 from urllib.parse import unquote
 
-__all__ = ["ArgumentsError", "parse_arguments", "repair_arguments"]
+__all__ = ["ArgumentsError", "parse_arguments"]
 
 _EXCERPT_RADIUS: Final = 40  # characters shown on each side of a JSON syntax error
 _MAX_SHOWN: Final = 200  # longest excerpt of a received value or of one error message
 _MAX_LISTED: Final = 20  # problems listed in one message; a model cannot use a thousand lines
-_MAX_DEPTH: Final = 64  # nesting levels that repair descends into
 _MAX_BRANCHES: Final = 256  # subschemas considered for one value, against schema blow-ups
+_MAX_NESTING: Final = 256  # nesting levels accepted in arguments passed as a mapping (cycles end here)
 _FIX_HINT: Final = "Fix these problems and call the tool again."
 _OBJECT_HINT: Final = "Send the arguments as one JSON object whose keys are the tool's parameter names."
 
@@ -78,7 +80,21 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-_DECODE = json.JSONDecoder(parse_constant=_reject_constant).decode
+class _OutOfRange(ValueError):
+    """A JSON number too large for a double: valid syntax, but no peer can receive it."""
+
+
+def _finite_float(text: str) -> float:
+    # 1e999 is valid JSON syntax but overflows to inf, which would reach the peer as null or Infinity.
+    value = float(text)
+    if not math.isfinite(value):
+        raise _OutOfRange(
+            f"the number {shorten(text, 40)} is out of range (a double holds at most about 1.8e308)"
+        )
+    return value
+
+
+_DECODE = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float).decode
 
 
 def loads(text: str) -> Any:
@@ -86,7 +102,8 @@ def loads(text: str) -> Any:
 
     Raises:
         json.JSONDecodeError: For a syntax error (it carries the position).
-        ValueError: For NaN/Infinity, numbers with too many digits, or nesting that is too deep.
+        ValueError: For NaN/Infinity, numbers that overflow a double (1e999) or have too many digits,
+            or nesting that is too deep.
     """
     try:
         return _DECODE(text)
@@ -122,7 +139,7 @@ def resolve_local_ref(root: object, ref: str) -> object | None:
         token = unquote(token).replace("~1", "/").replace("~0", "~")
         if isinstance(node, Mapping) and token in node:
             node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+        elif isinstance(node, list) and token.isascii() and token.isdigit() and int(token) < len(node):
             node = node[int(token)]
         else:
             return None
@@ -193,7 +210,8 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
         A new dict (a shallow copy when `raw` is a mapping).
 
     Raises:
-        ArgumentsError: The text is not JSON, or its value is not an object.
+        ArgumentsError: The text is not JSON (NaN, Infinity and numbers that overflow a double
+            included), or its value is not an object; a mapping holds something JSON cannot carry.
     """
     if type(raw) is str and raw[:1] == "{" and (quick := _plain_object(raw)) is not None:
         return quick
@@ -202,6 +220,9 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         if not all(isinstance(key, str) for key in raw):
             raise ArgumentsError(f"The keys of the arguments object must be strings.\n{_OBJECT_HINT}")
+        problem = non_json(raw)
+        if problem is not None:
+            raise ArgumentsError(f"The arguments must hold only JSON values: {problem}.\n{_OBJECT_HINT}")
         return dict(raw)
     if not isinstance(raw, str):
         raise ArgumentsError(_not_an_object(raw))
@@ -216,11 +237,59 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     return value
 
 
+_ATOMS: Final = frozenset({str, int, bool, NoneType})
+
+
+def _plain_json(value: object) -> bool:
+    """Whether `value` is plainly JSON: exact dicts with string keys, lists and atoms (the usual case)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_NESTING:
+            return False
+        children = node.values() if type(node) is dict else node if type(node) is list else None
+        if children is None or (type(node) is dict and not all(type(k) is str for k in node)):
+            return False
+        for child in children:
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind not in _ATOMS and not (kind is float and math.isfinite(child)):
+                return False
+    return True
+
+
+def non_json(value: object) -> str | None:
+    """Where a decoded value holds something JSON cannot carry (inf, NaN, a set, a non-string key,
+    nesting deeper than 256 levels or a cycle), said for the model; None when it is all JSON."""
+    if _plain_json(value):
+        return None
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > _MAX_NESTING:
+            return f"at {format_path(path[:8])}…: the value nests more than {_MAX_NESTING} levels deep"
+        if isinstance(node, Mapping):
+            for key, child in node.items():
+                if not isinstance(key, str):
+                    return f"at {format_path(path)}: the key {shorten(repr(key))} is not a string"
+                stack.append((child, (*path, key)))
+        elif isinstance(node, list | tuple):
+            stack.extend((child, (*path, index)) for index, child in enumerate(node))
+        elif isinstance(node, float) and not math.isfinite(node):
+            return f"at {format_path(path)}: {node} is not a finite number"
+        elif not isinstance(node, str | int | float | NoneType):
+            return f"at {format_path(path)}: a Python {type(node).__name__} is not a JSON value"
+    return None
+
+
 def _decode_or_raise(text: str, what: str) -> Any:
     try:
         return loads(text)
     except json.JSONDecodeError as exc:
         raise ArgumentsError(f"{what}: {syntax_problem(exc)}\n{_OBJECT_HINT}") from None
+    except _OutOfRange as exc:
+        raise ArgumentsError(f"The arguments cannot be sent: {exc}.\n{_OBJECT_HINT}") from None
     except ValueError as exc:
         raise ArgumentsError(f"{what}: {exc}.\n{_OBJECT_HINT}") from None
 
@@ -233,145 +302,3 @@ def _not_an_object(value: object, text: str | None = None) -> str:
             text = repr(value)
     received = f"{a_or_an(json_type(value))} was received: {shorten(text)}"
     return f"The arguments must be a JSON object, but {received}\n{_OBJECT_HINT}"
-
-
-# --- repair ----------------------------------------------------------------------------------
-
-
-def drop_optional_nulls(args: Mapping[str, Any], schema: object) -> dict[str, Any]:
-    """`args` without top-level nulls the schema does not take for properties it does not require.
-
-    Models often send `null` for an optional parameter they mean to leave out; the peer would
-    reject it, while leaving it out is what the model meant.
-    """
-    if not isinstance(schema, Mapping) or not isinstance(schema.get("properties"), Mapping):
-        return dict(args)
-    properties, required = schema["properties"], schema.get("required") or ()
-    return {
-        key: value
-        for key, value in args.items()
-        if not (
-            value is None and key not in required and key in properties and not _takes_null(properties[key])
-        )
-    }
-
-
-def _takes_null(prop: Any) -> bool:
-    if not isinstance(prop, Mapping):
-        return True  # unknown shape: leave the value to the validator
-    kind = prop.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    if isinstance(prop.get("enum"), list) and None in prop["enum"]:
-        return True
-    if "const" in prop and prop["const"] is None:
-        return True
-    branches = [b for key in ("anyOf", "oneOf") for b in prop.get(key) or () if isinstance(b, Mapping)]
-    if branches:
-        return any(_takes_null(b) for b in branches)
-    return kind is None  # no type ($ref, {}, ...) may allow null: the validator says
-
-
-def repair_arguments(args: Mapping[str, Any], schema: object) -> dict[str, Any]:
-    """Decode strings that hold the JSON object or array the schema asks for.
-
-    Models sometimes send `"options": "{\\"timeout\\": 5}"` where `options` is an object. Where
-    the schema wants an object or an array (through `$ref`, `allOf`/`anyOf`/`oneOf`, properties,
-    `patternProperties`, `additionalProperties`, `items` and `prefixItems`, at any depth) and does
-    not also accept a string, a string holding JSON of a wanted type is decoded. Nothing else is
-    coerced: `"5"` stays a string where an integer is wanted, because the validation error
-    tells the model exactly what to fix, while guessing could turn a mistake into a wrong call.
-
-    Args:
-        args: Parsed arguments; never mutated.
-        schema: The tool's input schema; odd or invalid schemas only mean fewer repairs.
-
-    Returns:
-        A new dict. Nested containers that needed no repair are shared with `args`.
-    """
-    repaired = _repair(args, [schema], schema, 0)
-    return dict(repaired) if isinstance(repaired, Mapping) else dict(args)
-
-
-def _repair(value: Any, schemas: list[object], root: object, depth: int) -> Any:
-    if depth > _MAX_DEPTH:
-        return value
-    applicable = flatten(schemas, root)
-    if not applicable:
-        return value
-    if isinstance(value, str):
-        wanted = schema_types(applicable)
-        if "string" in wanted or not wanted & {"object", "array"}:
-            return value
-        decoded = _decode_container(value)
-        if decoded is None or json_type(decoded) not in wanted:
-            return value
-        return _repair(decoded, schemas, root, depth + 1)
-    if isinstance(value, Mapping):
-        items = {
-            key: _repair(
-                child, _property_schemas(applicable, key) if isinstance(key, str) else [], root, depth + 1
-            )
-            for key, child in value.items()
-        }
-        changed = any(items[key] is not child for key, child in value.items())
-        return items if changed else value
-    if isinstance(value, list):
-        elements = [
-            _repair(child, _item_schemas(applicable, index), root, depth + 1)
-            for index, child in enumerate(value)
-        ]
-        changed = any(new is not old for new, old in zip(elements, value, strict=True))
-        return elements if changed else value
-    return value
-
-
-def _decode_container(text: str) -> dict[str, Any] | list[Any] | None:
-    text = text.strip()
-    if not text.startswith(("{", "[")):
-        return None
-    try:
-        decoded = loads(text)
-    except ValueError:
-        return None
-    return decoded if isinstance(decoded, dict | list) else None
-
-
-def _property_schemas(schemas: list[Mapping[str, Any]], key: str) -> list[object]:
-    found: list[object] = []
-    for schema in schemas:
-        properties, patterns = schema.get("properties"), schema.get("patternProperties")
-        matched = isinstance(properties, Mapping) and key in properties
-        if matched:
-            found.append(properties[key])  # type: ignore[index]
-        if isinstance(patterns, Mapping):
-            for pattern, subschema in patterns.items():
-                if isinstance(pattern, str) and _search(pattern, key):
-                    found.append(subschema)
-                    matched = True
-        additional = schema.get("additionalProperties")
-        if not matched and isinstance(additional, Mapping):
-            found.append(additional)
-    return found
-
-
-def _search(pattern: str, text: str) -> bool:
-    try:
-        return re.search(pattern, text) is not None
-    except re.error:
-        return False
-
-
-def _item_schemas(schemas: list[Mapping[str, Any]], index: int) -> list[object]:
-    found: list[object] = []
-    for schema in schemas:
-        prefix, items = schema.get("prefixItems"), schema.get("items")
-        if isinstance(prefix, list) and index < len(prefix):
-            found.append(prefix[index])
-        elif isinstance(items, list):  # the tuple form of drafts 4 to 2019-09
-            additional = schema.get("additionalItems")
-            extra = [additional] if isinstance(additional, Mapping) else []
-            found.extend(items[index : index + 1] or extra)
-        elif isinstance(items, Mapping):
-            found.append(items)
-    return found

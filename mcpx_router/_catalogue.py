@@ -26,7 +26,7 @@ from ._schema import (
 )
 from ._strict import StrictOutcome, make_strict
 from ._suggest import NameSuggester
-from ._validation import ArgumentValidator
+from ._validation import ArgumentValidator, survives_conversion
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
@@ -49,8 +49,8 @@ class PublishedTool:
     """The JSON Schema the model sees: converted (no `default`s), and strict when `strict`."""
     input_schema: Mapping[str, Any] = field(repr=False)
     """What the model's arguments are checked against: the peer's own input schema, untouched, or
-    (when the model sees the plain conversion) that conversion itself, which accepts exactly the
-    same arguments, so the peer's tree need not be kept twice."""
+    (when the model sees the plain conversion and it lost nothing) that conversion itself, which
+    accepts exactly the same arguments, so the peer's tree need not be kept twice."""
     strict: bool = False
     """Whether `parameters` is in OpenAI's strict subset and offered with `strict: true`."""
     strict_outcome: StrictOutcome | None = field(default=None, repr=False)
@@ -307,7 +307,12 @@ class Catalogue:
             name = self._names.assign(key)
         parameters, repairs = convert_for_openai(tool.input_schema)
         # The conversion may stand in for the peer's schema only when it accepts the same arguments.
-        keep_original = self._strict is not False or self._json_strings or bool(repairs)
+        keep_original = (
+            self._strict is not False
+            or self._json_strings
+            or bool(repairs)
+            or not survives_conversion(tool.input_schema)
+        )
         entry = PublishedTool(
             name=name,
             peer=peer,

@@ -13,17 +13,12 @@ import mcp
 import mcp_types as mt
 from mcp.shared.dispatcher import ProgressFnT
 
-from ._arguments import (
-    ArgumentsError,
-    drop_optional_nulls,
-    list_problems,
-    parse_arguments,
-    repair_arguments,
-)
+from ._arguments import ArgumentsError, list_problems, parse_arguments
 from ._budget import matches
 from ._catalogue import PublishedTool
 from ._errors import UsageError
 from ._jsonstring import decode_stringified
+from ._repair import drop_optional_nulls, repair_arguments
 from ._results import render_result
 from ._rich import truncate
 from ._session import ToolSession
@@ -68,7 +63,7 @@ def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) 
     JSON-string parameters, then check against the peer's original schema. If that finds problems,
     repair what the model evidently meant (a `null` for an optional parameter it meant to leave
     out, a JSON string where an object or array belongs) and check again; anything still wrong is
-    listed, with paths.
+    listed, with paths. A check that cannot be completed refuses the call (see `_validation`).
     """
     args = parse_arguments(raw)
     if tool.strict_outcome is not None:
@@ -77,10 +72,9 @@ def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) 
         args = decode_stringified(args, tool.string_plan)
     validator = tool.validator()
     problems = validator.errors(args)
-    if problems or not validator.enabled:
+    if problems:
         args = repair_arguments(drop_optional_nulls(args, tool.input_schema), tool.input_schema)
-        if problems:
-            problems = validator.errors(args)
+        problems = validator.errors(args)
     if problems:
         raise ArgumentsError(list_problems("The arguments do not match the tool's schema:", problems))
     return args

@@ -218,7 +218,7 @@ def _number_example(subschemas: list[Mapping[str, Any]], *, integer: bool) -> in
     for keyword, step in (("minimum", 0), ("exclusiveMinimum", 1), ("maximum", 0), ("exclusiveMaximum", -1)):
         for sub in subschemas:
             bound = sub.get(keyword)
-            if isinstance(bound, int | float) and not isinstance(bound, bool):
+            if isinstance(bound, int | float) and not isinstance(bound, bool) and math.isfinite(bound):
                 sample = bound + step
                 if not integer:
                     return sample

@@ -1,30 +1,51 @@
 """Checking a model's parsed arguments against the peer's original input schema with jsonschema,
 with one line per problem for the model to read; pure, and no `$ref` is ever fetched over the network.
+
+A check that cannot be completed never passes: when jsonschema fails on the peer's schema (a `$ref`
+to nowhere, an unknown type, a regex Python cannot compile, nesting too deep to follow), the call
+is refused with `ArgumentsError` saying so, and is not sent.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import referencing
-import referencing.jsonschema
+import referencing.exceptions
 
 # jsonschema ships no type information; the ignore stays valid if its stubs get installed.
 from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped, unused-ignore]
-from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped, unused-ignore]
+from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+    SchemaError,
+    UnknownType,
+    ValidationError,
+)
 
-from ._arguments import ArgumentsError, format_path, list_problems, parse_arguments, repair_arguments, shorten
+from ._arguments import (
+    ArgumentsError,
+    a_or_an,
+    format_path,
+    json_type,
+    list_problems,
+    parse_arguments,
+    shorten,
+)
+from ._repair import repair_arguments
 
-__all__ = ["ArgumentValidator", "prepare_arguments", "validate_arguments"]
+__all__ = ["ArgumentValidator", "prepare_arguments", "survives_conversion", "validate_arguments"]
+
+_T = TypeVar("_T")
 
 
 def _never_retrieve(uri: str) -> referencing.Resource[Any]:
-    # Fetching a peer-chosen URL would be a network call (and an SSRF hole) per tool call. An
-    # unreachable document is treated as the empty schema: its constraints are not enforced.
-    return referencing.jsonschema.DRAFT202012.create_resource({})
+    # Fetching a peer-chosen URL would be a network call (and an SSRF hole) per tool call. A check
+    # that needs another document (the JSON Schema metaschemas aside: jsonschema ships those)
+    # cannot be completed, so the call is refused.
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
 _REGISTRY: Final[referencing.Registry[Any]] = referencing.Registry(retrieve=_never_retrieve)  # type: ignore[call-arg]
@@ -44,8 +65,9 @@ def _validator_class(schema: object) -> Any:
 class ArgumentValidator:
     """A tool's input schema, compiled once to check the arguments of many calls.
 
-    A schema that cannot be used (not a schema, invalid for its draft, ...) disables validation:
-    the peer knows best what it accepts, so the model is not blamed for the peer's schema.
+    The schema is applied as written, even when it is not valid JSON Schema for its draft
+    (`problem` then says why): its valid parts are enforced, and a call on which jsonschema fails
+    is refused, never let through unchecked.
 
     Typical use::
 
@@ -54,61 +76,125 @@ class ArgumentValidator:
 
     Attributes:
         schema: The schema as given.
-        problem: Why the schema is not used for validation, or None when it is.
+        problem: Why the schema is not valid JSON Schema for its draft, or None when it is.
     """
 
-    __slots__ = ("_quick", "_validator", "problem", "schema")
+    __slots__ = ("_defect", "_quick", "_unusable", "_validator", "problem", "schema")
 
     def __init__(self, schema: object) -> None:
         self.schema = schema
         self.problem: str | None = None
+        self._unusable: str | None = None  # why no arguments at all can be checked
+        self._defect: str | None = None  # how the schema breaks its metaschema
         self._validator: Any = None  # a jsonschema Validator
-        try:
-            cls = _validator_class(schema)
-            cls.check_schema(schema)
-            self._validator = cls(schema, registry=_REGISTRY)
-        except Exception as exc:  # any failure on a peer's schema means "do not validate"
-            self.problem = f"{type(exc).__name__}: {shorten(str(exc))}"
-        self._quick = quick_check(schema) if self._validator is not None else None
-
-    @property
-    def enabled(self) -> bool:
-        """Whether arguments are checked against the schema."""
-        return self._validator is not None
+        self._quick: Callable[[Any], bool] | None = None
+        if not isinstance(schema, Mapping | bool):
+            self.problem = self._unusable = f"it is {a_or_an(json_type(schema))}, not a JSON object"
+            return
+        cls = _validator_class(schema)
+        loaded = _guarded(lambda: cls(schema, registry=_REGISTRY))
+        if isinstance(loaded, Exception):  # the schema cannot even be loaded: every call is refused
+            self.problem = self._unusable = _failure(loaded)
+            return
+        self._validator = loaded
+        failed = _guarded(lambda: cls.check_schema(schema))
+        if isinstance(failed, SchemaError):
+            where = "".join(f"/{step}" for step in failed.absolute_path)
+            self.problem = self._defect = f"at #{where}: {shorten(failed.message)}"
+        elif isinstance(failed, Exception):  # too deep for the metaschema, ...: applied as written
+            self.problem = f"it could not be checked against its metaschema: {_failure(failed)}"
+        else:
+            self._quick = quick_check(schema)
 
     def errors(self, args: object) -> list[str]:
         """Return every way `args` violates the schema, one line each, sorted by path.
 
         Each line reads `at <path>: <problem>`, e.g. `at $.options.timeout: 'abc' is not of type
-        'number'`. A schema that fails while validating (a `$ref` to nowhere, ...) gives [].
+        'number'`.
+
+        Raises:
+            ArgumentsError: The check could not be completed (the schema has a `$ref` to nowhere,
+                an unknown type, ...): the arguments are neither valid nor invalid, so the call
+                must not be sent.
         """
-        if self._validator is None or (self._quick is not None and self._quick(args)):
+        if self._quick is not None and self._quick(args):  # plain type tests: nothing there can fail
             return []
-        try:
-            found = {_line(leaf) for error in self._validator.iter_errors(args) for leaf in _leaves(error)}
-        except Exception:  # the schema, not the model, is broken: see the class docstring
-            return []
+        if self._unusable is not None:
+            raise ArgumentsError(_uncheckable(self._unusable, None))
+        found = _guarded(lambda: self._problems(args))
+        if isinstance(found, RecursionError):  # a deep or looping schema, or deeply nested arguments
+            raise ArgumentsError(_TOO_DEEP)
+        if isinstance(found, Exception):  # see the module docstring: never "valid" by accident
+            raise ArgumentsError(_uncheckable(_failure(found), self._defect))
+        return found
+
+    def _problems(self, args: object) -> list[str]:
+        found = {_line(leaf) for error in self._validator.iter_errors(args) for leaf in _leaves(error)}
         return [line for _, line in sorted(found)]
 
     def prepare(self, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
         """Parse, repair if needed, and validate the model's raw arguments.
 
         Arguments that already match the schema are returned as parsed: repair only runs on
-        arguments that fail validation (or when validation is disabled), so it never changes
-        what the peer would have accepted.
+        arguments that fail validation, so it never changes what the peer would have accepted.
 
         Raises:
-            ArgumentsError: With a message for the model listing every problem.
+            ArgumentsError: With a message for the model listing every problem, or saying that
+                the schema could not be checked.
         """
         args = parse_arguments(raw)
         problems = self.errors(args)
-        if problems or self._validator is None:
+        if problems:
             args = repair_arguments(args, self.schema)
-            if problems:
-                problems = self.errors(args)
+            problems = self.errors(args)
         if problems:
             raise ArgumentsError(list_problems("The arguments do not match the tool's schema:", problems))
         return args
+
+
+def _guarded(step: Callable[[], _T]) -> _T | Exception:
+    """Run one jsonschema step; what it raises is returned instead, for the caller to refuse on."""
+    try:
+        return step()
+    except Exception as exc:
+        return exc
+    except BaseException as exc:
+        # A RecursionError inside the Rust maps of `referencing` surfaces as pyo3's PanicException,
+        # a BaseException; it means the same as the RecursionError. Anything else goes on.
+        if type(exc).__name__ != "PanicException":
+            raise
+        return RecursionError(str(exc))
+
+
+_TOO_DEEP: Final = (
+    "These arguments could not be checked against the peer's schema for this tool: following them "
+    "through the schema nests too deeply (a schema nested a few hundred levels, a $ref that loops, "
+    "or arguments nested that deep). The call was not sent; send less deeply nested arguments, or "
+    "use another tool."
+)
+
+
+def _uncheckable(why: str, problem: str | None) -> str:
+    if problem is not None:
+        why += f"; the schema is not valid JSON Schema: {problem}"
+    return (
+        f"The peer's schema for this tool could not be checked against these arguments: {why}. "
+        "The call was not sent; this tool cannot be used this way until its peer fixes the schema."
+    )
+
+
+def _failure(exc: Exception) -> str:
+    """What went wrong inside jsonschema, in a sentence about the schema."""
+    if isinstance(exc, RecursionError):
+        return "it nests too deeply, or its $refs loop, to be followed"
+    if isinstance(exc, referencing.exceptions.Unresolvable):
+        ref = shorten(str(exc.ref))
+        return f"the $ref {ref!r} does not resolve (only the schema's own parts are followed)"
+    if isinstance(exc, UnknownType):
+        return f"{shorten(repr(exc.type))} is not a JSON Schema type"
+    if isinstance(exc, re.error):
+        return f"the pattern {shorten(str(exc.pattern))!r} is not a regular expression Python can use"
+    return f"{type(exc).__name__}: {shorten(str(exc))}"
 
 
 _SCALAR_CHECKS: dict[str, Callable[[Any], bool]] = {
@@ -131,13 +217,19 @@ def quick_check(schema: object) -> Callable[[Any], bool] | None:
     Most tool schemas are a flat object of scalar properties; for those, checking types,
     enums and required names directly is ten times cheaper than a full validation. Any other
     schema gets None, and so does a value the test is unsure of: the caller then validates fully.
+    Only for schemas valid for their draft: it reads them as JSON Schema says.
     """
-    if not isinstance(schema, Mapping) or schema.get("type") != "object" or set(schema) - _QUICK_ROOT:
+    # A root without a type takes any value: arguments are always objects, so that is "object".
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        return None
+    if set(schema) - _QUICK_ROOT:
         return None
     properties = schema.get("properties", {})
     required = schema.get("required", [])
     extra = schema.get("additionalProperties", True)
-    if not isinstance(properties, Mapping) or not isinstance(required, list) or not isinstance(extra, bool):
+    if not isinstance(properties, Mapping) or not isinstance(extra, bool):
+        return None
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
         return None
     checks: dict[str, Callable[[Any], bool]] = {}
     for name, prop in properties.items():
@@ -192,7 +284,8 @@ def _leaves(error: ValidationError) -> list[ValidationError]:
         deepest = max(error.context, key=lambda e: len(e.absolute_path))
         if len(deepest.absolute_path) > len(error.absolute_path):
             branch = deepest.relative_schema_path[0]
-            chosen = [e for e in error.context if e.relative_schema_path[0] == branch]
+            # A `false` branch's error has an empty schema path (and never goes deeper).
+            chosen = [e for e in error.context if list(e.relative_schema_path)[:1] == [branch]]
             return [leaf for e in chosen for leaf in _leaves(e)]
     return [error]
 
@@ -219,6 +312,26 @@ def _compiled(schema_json: str) -> ArgumentValidator:
     return ArgumentValidator(json.loads(schema_json))
 
 
+_CONVERSION_DEPTH: Final = 64  # `convert_parameters` cuts deeper nesting (and cycles) to `{}`
+
+
+def survives_conversion(schema: object) -> bool:
+    """Whether `convert_parameters(schema)` keeps every constraint of `schema`, so that arguments may be
+    checked against the conversion instead: no nesting deeper than it keeps, no cycle (nor any
+    container met twice, to keep the test simple)."""
+    seen: set[int] = set()
+    stack: list[tuple[object, int]] = [(schema, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping | list | tuple):
+            if depth > _CONVERSION_DEPTH or id(node) in seen:
+                return False
+            seen.add(id(node))
+            children = node.values() if isinstance(node, Mapping) else node
+            stack.extend((child, depth + 1) for child in children)
+    return True
+
+
 def _validator_for(schema: object) -> ArgumentValidator:
     # Compiling costs about a millisecond (the schema is checked against its metaschema), while
     # writing the schema as a cache key costs microseconds.
@@ -233,6 +346,9 @@ def validate_arguments(args: object, schema: object) -> list[str]:
     """Return every way `args` violates `schema` (see `ArgumentValidator.errors`).
 
     Keeps the last 256 compiled schemas; an `ArgumentValidator` per tool is still cheaper.
+
+    Raises:
+        ArgumentsError: The schema could not be checked against `args`.
     """
     return _validator_for(schema).errors(args)
 
@@ -241,6 +357,7 @@ def prepare_arguments(raw: str | Mapping[str, Any] | None, schema: object) -> di
     """Parse, repair and validate in one step (see `ArgumentValidator.prepare`).
 
     Raises:
-        ArgumentsError: With a message for the model listing every problem.
+        ArgumentsError: With a message for the model listing every problem, or saying that the
+            schema could not be checked.
     """
     return _validator_for(schema).prepare(raw)

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpx_router._arguments import ArgumentsError, parse_arguments, repair_arguments
+from mcpx_router._arguments import ArgumentsError, parse_arguments
 from mcpx_router._jsonstring import StringifyPlan, decode_stringified, stringify_complex_parameters
+from mcpx_router._repair import drop_optional_nulls, repair_arguments
 from mcpx_router._validation import ArgumentValidator, prepare_arguments, validate_arguments
 
 HINT = "Send the arguments as one JSON object whose keys are the tool's parameter names."
@@ -629,32 +630,123 @@ def test_validate(schema: Any, args: dict[str, Any], expected: list[str]) -> Non
     assert validate_arguments(args, schema) == expected
 
 
+UNCHECKABLE = "The peer's schema for this tool could not be checked against these arguments: "
+NOT_SENT = ". The call was not sent; this tool cannot be used this way until its peer fixes the schema."
+TOO_DEEP = (
+    "These arguments could not be checked against the peer's schema for this tool: following them "
+    "through the schema nests too deeply (a schema nested a few hundred levels, a $ref that loops, "
+    "or arguments nested that deep). The call was not sent; send less deeply nested arguments, or "
+    "use another tool."
+)
+
+
 @pytest.mark.parametrize(
-    "schema",
+    ("schema", "args", "expected"),
     [
-        pytest.param({"type": "any"}, id="draft3-any"),
-        pytest.param({"properties": {"a": {"type": "string", "required": True}}}, id="draft3-required"),
-        pytest.param({"type": "number", "minimum": 0, "exclusiveMinimum": True}, id="draft4-keyword-in-2020"),
-        pytest.param({"properties": {"a": {"type": 5}}}, id="type-not-a-string"),
-        pytest.param({"properties": {"a": {"pattern": "("}}}, id="invalid-regex"),
-        pytest.param({"$schema": ["not", "a", "uri"], "type": "object", "required": 1}, id="odd-$schema"),
-        pytest.param("not a schema", id="string"),
-        pytest.param(None, id="none"),
-        pytest.param([{"type": "object"}], id="list"),
+        # Invalid schemas are applied as written: what jsonschema can check is checked...
+        pytest.param(
+            {"properties": {"a": {"type": "string", "required": True}}},
+            {"a": 1},
+            ["at $.a: 1 is not of type 'string'"],
+            id="draft3-required-type-checked",
+        ),
+        pytest.param(
+            {"properties": {"a": {"type": "string", "required": True}}},
+            {"a": "x"},
+            [],
+            id="draft3-required-valid",
+        ),
+        pytest.param(
+            {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+            {"a": 1},
+            ["at $: {'a': 1} is not of type 'number'"],
+            id="draft4-keyword-in-2020",
+        ),
+        pytest.param({"required": "x"}, {}, ["at $: 'x' is a required property"], id="required-a-string"),
+        pytest.param({"properties": {"a": {"pattern": "("}}}, {"a": 1}, [], id="invalid-regex-not-reached"),
+        pytest.param(
+            {"properties": {"a": {"enum": {1, 2}}}},
+            {"a": 3},
+            ["at $.a: 3 is not one of {1, 2}"],
+            id="enum-a-set",
+        ),
+        # ... and a check that fails is a refusal, never a pass.
+        pytest.param(
+            {"type": "any"},
+            {"a": 1},
+            "'any' is not a JSON Schema type; the schema is not valid JSON Schema: "
+            "at #/type: 'any' is not valid under any of the given schemas",
+            id="draft3-any",
+        ),
+        pytest.param(
+            {"properties": {"a": {"type": "object", "required": True}}},
+            {"a": {}},
+            "TypeError: 'bool' object is not iterable; the schema is not valid JSON Schema: "
+            "at #/properties/a/required: True is not of type 'array'",
+            id="draft3-required-on-an-object",
+        ),
+        pytest.param(
+            {"properties": {"a": {"type": 5}}},
+            {"a": 1},
+            "TypeError: 'int' object is not iterable; the schema is not valid JSON Schema: "
+            "at #/properties/a/type: 5 is not valid under any of the given schemas",
+            id="type-not-a-string",
+        ),
+        pytest.param(
+            {"properties": {"a": {"pattern": "("}}},
+            {"a": "x"},
+            "the pattern '(' is not a regular expression Python can use; "
+            "the schema is not valid JSON Schema: at #/properties/a/pattern: '(' is not a 'regex'",
+            id="invalid-regex",
+        ),
+        pytest.param(
+            {"$schema": ["not", "a", "uri"], "type": "object", "required": 1},
+            {},
+            "TypeError: 'int' object is not iterable; the schema is not valid JSON Schema: "
+            "at #/$schema: ['not', 'a', 'uri'] is not of type 'string'",
+            id="odd-$schema",
+        ),
+        pytest.param(
+            {"properties": 5},
+            {"a": 1},
+            "AttributeError: 'int' object has no attribute 'items'; the schema is not valid JSON Schema: "
+            "at #/properties: 5 is not of type 'object'",
+            id="properties-a-number",
+        ),
+        pytest.param(
+            {"properties": {"a": {"$ref": "#/$defs/missing"}}},
+            {"a": 1},
+            "the $ref '/$defs/missing' does not resolve (only the schema's own parts are followed)",
+            id="ref-to-nowhere",
+        ),
+        pytest.param({"$ref": "#"}, {}, None, id="ref-loop"),
+        pytest.param("not a schema", {"a": 1}, "it is a string, not a JSON object", id="string"),
+        pytest.param(None, {"a": 1}, "it is null, not a JSON object", id="none"),
+        pytest.param([{"type": "object"}], {"a": 1}, "it is an array, not a JSON object", id="list"),
     ],
 )
-def test_validate_does_not_use_unusable_schemas(schema: Any) -> None:
+def test_validate_never_passes_what_it_could_not_check(schema: Any, args: Any, expected: Any) -> None:
     validator = ArgumentValidator(schema)
-    assert not validator.enabled
-    assert validator.problem
-    assert validator.errors({"a": 1}) == []
-    assert validate_arguments({"a": 1}, schema) == []
+    if isinstance(expected, list):
+        assert validator.problem is not None
+        assert validator.errors(args) == expected
+        assert validate_arguments(args, schema) == expected
+        return
+    for check in (validator.errors, lambda a: validate_arguments(a, schema)):
+        with pytest.raises(ArgumentsError) as caught:
+            check(args)
+        assert str(caught.value) == (TOO_DEEP if expected is None else UNCHECKABLE + expected + NOT_SENT)
+    with pytest.raises(ArgumentsError, match="could not be checked"):
+        validator.prepare(json.dumps(args))
 
 
-def test_validate_with_a_ref_to_nowhere_does_not_validate() -> None:
-    validator = ArgumentValidator({"properties": {"a": {"$ref": "#/$defs/missing"}}})
-    assert validator.enabled
-    assert validator.errors({"a": 1}) == []
+def test_a_false_branch_does_not_hide_the_errors_of_the_others() -> None:
+    # jsonschema gives a `false` branch's error no schema path; that once made validation pass.
+    schema = {"properties": {"a": {"anyOf": [False, {"properties": {"b": {"type": "integer"}}}]}}}
+    assert validate_arguments({"a": {"b": "x"}}, schema) == ["at $.a.b: 'x' is not of type 'integer'"]
+    assert validate_arguments({"a": 1}, {"properties": {"a": {"anyOf": [False, False]}}}) == [
+        "at $.a: 1 is not valid under any of the given schemas"
+    ]
 
 
 def test_validate_never_fetches_remote_refs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -664,11 +756,22 @@ def test_validate_never_fetches_remote_refs(monkeypatch: pytest.MonkeyPatch) -> 
         "type": "object",
         "properties": {"a": {"$ref": "https://example.com/a.json"}, "b": {"type": "integer"}},
     }
-    # The remote document is treated as the empty schema, so the rest is still checked.
-    assert validate_arguments({"a": {"anything": 1}, "b": "x"}, schema) == [
-        "at $.b: 'x' is not of type 'integer'"
+    # What does not need the other document is checked; what does is refused, not waved through.
+    assert validate_arguments({"b": "x"}, schema) == ["at $.b: 'x' is not of type 'integer'"]
+    with pytest.raises(ArgumentsError) as caught:
+        validate_arguments({"a": {"anything": 1}}, schema)
+    assert str(caught.value) == (
+        UNCHECKABLE + "the $ref 'https://example.com/a.json' does not resolve "
+        "(only the schema's own parts are followed)" + NOT_SENT
+    )
+    with pytest.raises(ArgumentsError, match=r"the \$ref 'other.json' does not resolve"):
+        validate_arguments({"a": 1}, {"$id": "https://example.com/t.json", "$ref": "other.json"})
+    # The metaschemas ship with jsonschema: a parameter that takes a schema is checked offline.
+    takes_a_schema = {"properties": {"s": {"$ref": "https://json-schema.org/draft/2020-12/schema"}}}
+    assert validate_arguments({"s": {"type": "string"}}, takes_a_schema) == []
+    assert validate_arguments({"s": {"type": 5}}, takes_a_schema) == [
+        "at $.s.type: 5 is not valid under any of the given schemas"
     ]
-    assert validate_arguments({"a": 1}, {"$id": "https://example.com/t.json", "$ref": "other.json"}) == []
     assert fetched == []
 
 
@@ -691,9 +794,11 @@ def test_validate_compiles_equal_schemas_once_and_copes_with_unusual_ones() -> N
     reordered = dict(reversed(list(WEATHER.items())))
     assert validate_arguments({}, reordered) == ["at $.city: 'city' is a required property"]
     assert validate_arguments({}, WEATHER) == ["at $.city: 'city' is a required property"]
-    # A set is not JSON: no cache key, compiled directly, and not a valid schema either.
-    assert validate_arguments({"a": 3}, {"properties": {"a": {"enum": {1, 2}}}}) == []
-    assert prepare_arguments('{"a": 3}', {"properties": {"a": {"enum": {1, 2}}}}) == {"a": 3}
+    # A set is not JSON: no cache key, compiled directly, and applied as written.
+    assert validate_arguments({"a": 3}, {"properties": {"a": {"enum": {1, 2}}}}) == [
+        "at $.a: 3 is not one of {1, 2}"
+    ]
+    assert prepare_arguments('{"a": 2}', {"properties": {"a": {"enum": {1, 2}}}}) == {"a": 2}
 
 
 # --- prepare_arguments -------------------------------------------------------------------------
@@ -774,14 +879,15 @@ def test_prepare_does_not_repair_arguments_that_are_already_valid() -> None:
     assert prepare_arguments('{"p": "{}"}', schema) == {"p": "{}"}
 
 
-def test_prepare_repairs_when_the_schema_cannot_validate() -> None:
-    schema = {"type": "any", "properties": {"o": {"type": "object"}}}
+def test_prepare_repairs_under_a_schema_that_is_not_valid_json_schema() -> None:
+    schema = {"type": "object", "title": 5, "properties": {"o": {"type": "object"}}}
+    assert ArgumentValidator(schema).problem == "at #/title: 5 is not of type 'string'"
     assert prepare_arguments('{"o": "{\\"a\\": 1}", "x": 1}', schema) == {"o": {"a": 1}, "x": 1}
 
 
 def test_validator_is_reusable() -> None:
     validator = ArgumentValidator(WEATHER)
-    assert validator.enabled and validator.problem is None
+    assert validator.problem is None
     for _ in range(3):
         assert validator.prepare('{"city": "Paris"}') == {"city": "Paris"}
         assert validator.errors({}) == ["at $.city: 'city' is a required property"]
@@ -1165,7 +1271,6 @@ def test_quick_check_agrees_with_full_validation(schema: dict[str, Any], args: d
     ],
 )
 def test_drop_optional_nulls(args: dict[str, Any], expected: dict[str, Any]) -> None:
-    from mcpx_router._arguments import drop_optional_nulls
 
     schema = {
         "type": "object",

@@ -211,3 +211,54 @@ async def test_json_string_parameters_end_to_end(strict: bool) -> None:
             ("search", {"query": "b", "options": {"depth": 1}} | since),
         ]
     )
+
+
+OUT_OF_RANGE = (
+    "Error: docs__search was not called. The arguments cannot be sent: the number 1e999 is out of range "
+    "(a double holds at most about 1.8e308).\n"
+    "Send the arguments as one JSON object whose keys are the tool's parameter names."
+)
+UNCHECKABLE = (
+    "Error: archive__lookup was not called. The peer's schema for this tool could not be checked against "
+    "these arguments: the $ref '/definitions/Entry' does not resolve (only the schema's own parts are "
+    "followed); the schema is not valid JSON Schema: at #/properties/id/required: True is not of type "
+    "'array'. The call was not sent; this tool cannot be used this way until its peer fixes the schema."
+)
+# A peer that refers to definitions it never ships, and declares a draft-3 `required: true`.
+LOOKUP: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entry": {"$ref": "#/definitions/Entry"},
+        "id": {"type": "integer", "required": True},
+    },
+}
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+async def test_calls_that_cannot_be_checked_or_sent_are_refused_with_the_reason(api: str) -> None:
+    docs, archive = docs_peer(), RecordingPeer("archive").tool("lookup", LOOKUP)
+    calls = [
+        ("c_huge", "docs__search", '{"query": "mcp", "limit": 1e999}'),
+        ("c_nan", "docs__search", '{"query": "mcp", "limit": NaN}'),
+        ("c_ref", "archive__lookup", '{"entry": {"title": "x"}}'),
+        ("c_id", "archive__lookup", '{"id": 7}'),
+        ("c_bad_id", "archive__lookup", '{"id": "7"}'),
+    ]
+    async with (
+        connected(docs=docs, archive=archive) as c,
+        OpenAIPeerToolAdapter(call_timeout=SAFETY) as adapter,
+    ):
+        await adapter.add_peer("docs", c["docs"])
+        await adapter.add_peer("archive", c["archive"])
+        _, (_, second) = await converse(api, calls, adapter)
+    assert answers_in(second) == {
+        "c_huge": OUT_OF_RANGE,
+        "c_nan": "Error: docs__search was not called. The arguments are not valid JSON: NaN is not a valid "
+        "JSON value.\nSend the arguments as one JSON object whose keys are the tool's parameter names.",
+        "c_ref": UNCHECKABLE,
+        # The rest of that schema is still checked, as written.
+        "c_id": '{"id": 7}',
+        "c_bad_id": "Error: archive__lookup was not called. The arguments do not match the tool's schema:\n"
+        "- at $.id: '7' is not of type 'integer'\nFix these problems and call the tool again.",
+    }
+    assert received(docs) == [] and received(archive) == expected([("lookup", {"id": 7})])
