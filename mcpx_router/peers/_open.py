@@ -16,6 +16,7 @@ from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
+from .._link import note_written
 from .._session import ToolSession
 from ._specs import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
 
@@ -32,7 +33,8 @@ async def open_session(
     """Connect to `spec` and complete the handshake; yield the session, close it on exit.
 
     `closed` is set as soon as the transport's stream of messages from the peer ends (a stdio
-    server exited, a stream broke), even when no request is waiting for an answer.
+    server exited, a stream broke), even when no request is waiting for an answer. Stdio, HTTP
+    and topic transports report each message they take to `note_written`.
     A `SessionPeer`'s session is yielded as it is and left open.
     """
     if isinstance(spec, SessionPeer):
@@ -76,9 +78,31 @@ def _watched(transport: AbstractAsyncContextManager[Any], closed: anyio.Event) -
     @asynccontextmanager
     async def watch() -> AsyncIterator[Any]:
         async with transport as (read, write):
-            yield _WatchedReadStream(read, closed), write
+            yield _WatchedReadStream(read, closed), _NotedWriteStream(write)
 
     return watch()
+
+
+class _NotedWriteStream:
+    """A transport's write stream that reports each message it took (see `note_written`)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(item)
+        note_written(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
 
 class _WatchedReadStream:
