@@ -104,6 +104,7 @@ class PeerLink:
         self._leaving = leaving
         self.state: State = "connecting"
         self.current = Connection()
+        self._calls: set[anyio.CancelScope] = set()
 
     def begin(self) -> Connection:
         """Start a new connection attempt; requests fail fast until it is attached."""
@@ -115,6 +116,15 @@ class PeerLink:
         self.current.session = session
         self.current.watched = watched
         self.state = "connected"
+
+    def cut_calls(self) -> None:
+        """End the calls still running (the peer is leaving): each is answered that it left.
+
+        Cancelling a call is what tells the peer (`notifications/cancelled`), and it ends calls
+        that no transport carries: an in-process server runs in the caller's own task.
+        """
+        for scope in self._calls:
+            scope.cancel()
 
     @property
     def left(self) -> bool:
@@ -137,38 +147,52 @@ class PeerLink:
         sending = _Sending()
         token = _SENDING.set(sending)
         try:
-            if isinstance(session, mcp.Client | mcp.ClientSession):
-                return await session.call_tool(name, arguments, read_timeout_seconds, progress_callback)
-            return await _bounded_call(session, name, arguments, read_timeout_seconds, progress_callback)
+            with anyio.CancelScope() as cut:
+                self._calls.add(cut)
+                try:
+                    if isinstance(session, mcp.Client | mcp.ClientSession):
+                        return await session.call_tool(
+                            name, arguments, read_timeout_seconds, progress_callback
+                        )
+                    return await _bounded_call(
+                        session, name, arguments, read_timeout_seconds, progress_callback
+                    )
+                finally:
+                    self._calls.discard(cut)
         except Exception as exc:
-            if self.left:
-                # Whatever the error, it comes from the connection being closed under the call.
-                raise PeerUnavailableError(
-                    f"peer {self.peer!r} left while the call ran; it may or may not have taken effect",
-                    peer=self.peer,
-                ) from exc
-            if isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT:
-                connection.suspect.set()  # a peer that does not answer may be hung: probe it
+            failure = self._failure(connection, sending, exc)
+            if failure is exc:
                 raise
-            if not looks_like_connection_failure(exc):
-                raise
-            connection.suspect.set()
-            if connection.closed.is_set() and self._on_lost is not None:
-                self._on_lost(connection)  # before the answer goes back: the tools are withdrawn
-            # The same words whether or not the loss is confirmed yet: that is a race, and a peer
-            # may borrow the "connection closed" code for an error of its own.
-            failed = f"the connection to peer {self.peer!r} failed ({_describe(exc)})"
-            if not connection.watched:
-                message = f"{failed} while the call ran; it may or may not have taken effect"
-            elif sending.sent:
-                message = (
-                    f"the call was sent, but {failed} before it answered; it may or may not have taken effect"
-                )
-            else:
-                message = f"the call was not sent: {failed}; it is safe to retry"
-            raise PeerUnavailableError(message, peer=self.peer) from exc
+            raise failure from exc
         finally:
             _SENDING.reset(token)
+        raise PeerUnavailableError(_left(self.peer), peer=self.peer)  # cut short by `cut_calls`
+
+    def _failure(self, connection: Connection, sending: _Sending, exc: Exception) -> Exception:
+        """What a failed call tells its caller: the error itself, or what became of the call."""
+        if self.left:
+            # Whatever the error, it comes from the connection being closed under the call.
+            return PeerUnavailableError(_left(self.peer), peer=self.peer)
+        if isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT:
+            connection.suspect.set()  # a peer that does not answer may be hung: probe it
+            return exc
+        if not looks_like_connection_failure(exc):
+            return exc
+        connection.suspect.set()
+        if connection.closed.is_set() and self._on_lost is not None:
+            self._on_lost(connection)  # before the answer goes back: the tools are withdrawn
+        # The same words whether or not the loss is confirmed yet: that is a race, and a peer
+        # may borrow the "connection closed" code for an error of its own.
+        failed = f"the connection to peer {self.peer!r} failed ({_describe(exc)})"
+        if not connection.watched:
+            message = f"{failed} while the call ran; it may or may not have taken effect"
+        elif sending.sent:
+            message = (
+                f"the call was sent, but {failed} before it answered; it may or may not have taken effect"
+            )
+        else:
+            message = f"the call was not sent: {failed}; it is safe to retry"
+        return PeerUnavailableError(message, peer=self.peer)
 
     async def probe(self) -> None:
         """One round trip that proves the peer answers: `ping` where the protocol has it, else a listing."""
@@ -229,6 +253,10 @@ async def _bounded_call(
         return result
     assert scope.cancelled_caught
     raise mcp.MCPError(mt.REQUEST_TIMEOUT, f"Request 'tools/call' ({name}) timed out")
+
+
+def _left(peer: str) -> str:
+    return f"peer {peer!r} left while the call ran; it may or may not have taken effect"
 
 
 def _describe(exc: BaseException) -> str:

@@ -142,6 +142,7 @@ class Member:
                 )
                 watched = isinstance(self.spec, StdioPeer | HttpPeer | ParticipantPeer)
                 self.link.attach(session, watched=watched)
+                stack.callback(self._cut_calls_if_leaving)  # runs before the session closes
                 # Subscribe before listing: a change after the listing then cannot go unseen.
                 subscription = await self._subscribe(stack, session)
                 names = await self._publish(connection)
@@ -219,6 +220,10 @@ class Member:
             HealthChanged(self.peer, self._adapter.version, False, self.last_error, self.attempts, delay)
         )
         return delay
+
+    def _cut_calls_if_leaving(self) -> None:
+        if self.scope.cancel_called:
+            self.link.cut_calls()
 
     def _withdraw(self) -> None:
         self._adapter.withdraw_tools(

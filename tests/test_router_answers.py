@@ -1,0 +1,267 @@
+"""What a call's answer says is true: not sent, sent and abandoned, cut short by a leave, sent and
+lost; and a hung peer is noticed, while a merely slow one is not."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from mcpx_router import (
+    CallProgress,
+    HealthChanged,
+    HttpPeer,
+    InProcessPeer,
+    PeerLeft,
+    PeerSpec,
+    Reconnect,
+    Router,
+    RouterEvent,
+)
+
+from .http_peer_server import build
+from .router_support import ABANDONED_HTTP_STREAMS, WAIT, child_pids, http_server, next_event, tiny
+
+pytestmark = pytest.mark.anyio
+
+FAST = Reconnect(initial_delay=0.05, max_delay=0.2, jitter=0)
+
+
+def chat_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def received(log: Path, method: str) -> list[dict[str, Any]]:
+    """What the tiny server logged, in the order it read it."""
+    if not log.exists():
+        return []
+    messages = [json.loads(line) for line in log.read_text().splitlines()]
+    return [m for m in messages if m["method"] == method]
+
+
+# -- waiting for a slot -----------------------------------------------------------------------
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    max_concurrency=st.integers(1, 3),
+    durations=st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.4]), min_size=1, max_size=9),
+    limit=st.sampled_from([0.1, 0.2, 0.3, 0.5]),
+)
+async def test_each_answer_says_truthfully_whether_the_call_reached_the_peer(
+    max_concurrency: int, durations: list[float], limit: float
+) -> None:
+    """Calls queue for `max_concurrency` slots: "not sent" never reached the server, "abandoned"
+    and a result did. The server logs every `tools/call` as it reads it."""
+    with tempfile.TemporaryDirectory() as directory:
+        log = Path(directory) / "received.jsonl"
+        peer = tiny(env={"TINY_SERVER_LOG": str(log)}, max_concurrency=max_concurrency)
+        async with Router() as router:
+            await router.join("s", peer)
+            calls = [
+                chat_call(f"c{i}", "s__sleep", {"seconds": seconds, "tag": f"c{i}"})
+                for i, seconds in enumerate(durations)
+            ]
+            answers = await router.dispatch(calls, call_timeout=limit)
+            # The server reads its input in order: once this is answered, every request sent
+            # before it has been read and logged.
+            assert (await router.call("s__echo", {"text": "sync"}, call_timeout=WAIT)).text == "sync"
+        arrived = {m["params"]["arguments"].get("tag") for m in received(log, "tools/call")}
+    busy = "Error: s__sleep was not sent (peer 's' was busy: "
+    abandoned = f"Error: s__sleep did not answer within {limit:g} s; the call was abandoned"
+    assert [a["tool_call_id"] for a in answers] == [c["id"] for c in calls]
+    for answer in answers:
+        text, tag = answer["content"], answer["tool_call_id"]
+        if text.startswith(busy):
+            event("not sent")
+            assert tag not in arrived, text
+            assert text.endswith("calls already running); it is safe to retry") or text.endswith(
+                "1 call already running); it is safe to retry"
+            )
+        elif text == abandoned:
+            event("abandoned")
+            assert tag in arrived, text
+        else:
+            event("answered")
+            assert text == "slept" and tag in arrived, text
+
+
+async def test_a_queued_call_is_not_sent_when_its_time_runs_out_in_the_queue(tmp_path: Path) -> None:
+    log = tmp_path / "received.jsonl"
+    async with Router() as router:
+        await router.join("s", tiny(env={"TINY_SERVER_LOG": str(log)}, max_concurrency=2))
+        calls = [chat_call(f"c{i}", "s__sleep", {"seconds": 5, "tag": f"c{i}"}) for i in range(5)]
+        answers = [a["content"] for a in await router.dispatch(calls, call_timeout=0.3)]
+        assert (await router.call("s__echo", {"text": "sync"})).text == "sync"
+    abandoned = "Error: s__sleep did not answer within 0.3 s; the call was abandoned"
+    not_sent = (
+        "Error: s__sleep was not sent (peer 's' was busy: 2 calls already running); it is safe to retry"
+    )
+    assert sorted(answers) == sorted([abandoned] * 2 + [not_sent] * 3)
+    arrived = [
+        m["params"]["arguments"]["tag"] for m in received(log, "tools/call") if m["params"]["name"] == "sleep"
+    ]
+    assert len(arrived) == 2
+    assert all(answers[int(tag[1:])] == abandoned for tag in arrived)
+
+
+# -- leaving while a call runs ----------------------------------------------------------------
+
+
+@asynccontextmanager
+async def a_peer(kind: str) -> AsyncIterator[tuple[PeerSpec | object, str]]:
+    """A peer of each kind, with a long call that reports progress once it runs on the server."""
+    if kind == "in-process":
+        yield InProcessPeer(build(None)), "slow"
+    elif kind == "stdio":
+        yield tiny(), "sleep"
+    else:
+        async with http_server() as server:
+            yield HttpPeer(server.url, mode=kind.removeprefix("http-")), "slow"
+
+
+KINDS = ["in-process", "stdio", "http-auto", "http-legacy"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@ABANDONED_HTTP_STREAMS[0]
+@ABANDONED_HTTP_STREAMS[1]
+async def test_a_call_cut_short_by_leave_is_answered_left(kind: str) -> None:
+    async with a_peer(kind) as (spec, tool), Router() as router:
+        await router.join("p", spec)
+        seen: list[RouterEvent] = []
+        with router.events() as events:
+            async with anyio.create_task_group() as tg:
+
+                async def leave_once_running() -> None:
+                    seen.append(await next_event(events, CallProgress))  # it runs on the server
+                    await router.leave("p")
+
+                tg.start_soon(leave_once_running)
+                with anyio.fail_after(WAIT):
+                    outcome = await router.call(f"p__{tool}", {"seconds": 30})
+            seen.append(await next_event(events, PeerLeft))
+        assert outcome.text == (
+            f"Error: p__{tool}: peer 'p' left while the call ran; it may or may not have taken effect"
+        )
+        # Leaving is not losing: no HealthChanged on the way out.
+        assert [type(e) for e in seen] == [CallProgress, PeerLeft]
+        after = await router.call(f"p__{tool}", {"seconds": 0})
+        assert (
+            after.text
+            == f"Error: 'p__{tool}' is not available now: peer 'p' left. Call only the functions offered now."
+        )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@ABANDONED_HTTP_STREAMS[0]
+@ABANDONED_HTTP_STREAMS[1]
+async def test_a_call_running_when_the_router_closes_is_answered_left(kind: str) -> None:
+    answers: list[str] = []
+    async with a_peer(kind) as (spec, tool), anyio.create_task_group() as tg:
+        async with Router() as router:
+            await router.join("p", spec)
+            with router.events() as events:
+
+                async def call() -> None:
+                    answers.append((await router.call(f"p__{tool}", {"seconds": 30})).text)
+
+                tg.start_soon(call)
+                await next_event(events, CallProgress)
+        # The block ended with the call still running on the peer.
+    assert answers == [
+        f"Error: p__{tool}: peer 'p' left while the call ran; it may or may not have taken effect"
+    ]
+
+
+# -- hung peers -------------------------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_stopped_stdio_peer_is_hung_and_is_restarted_under_the_same_names() -> None:
+    async with Router(reconnect=FAST, health_interval=0.1, health_timeout=0.5) as router:
+        names = await router.join("s", tiny())
+        pid = int((await router.call("s__pid", {})).text)
+        try:
+            with router.events() as events:
+                async with anyio.create_task_group() as tg:
+
+                    async def stop_once_running() -> None:
+                        await next_event(events, CallProgress)  # the call is running on the server
+                        os.kill(pid, signal.SIGSTOP)
+
+                    tg.start_soon(stop_once_running)
+                    with anyio.fail_after(WAIT):
+                        in_flight = await router.call("s__sleep", {"seconds": 30})
+                lost = await next_event(events, HealthChanged)
+                assert not lost.healthy and lost.attempt == 0
+                assert (
+                    lost.error == "TimeoutError: peer 's' did not answer a probe within 0.5 s; it seems hung"
+                )
+                back = await next_event(events, HealthChanged)
+        finally:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)  # only if the test failed before the Router ended it
+        assert in_flight.text.startswith(
+            "Error: s__sleep: the call was sent, but the connection to peer 's' failed ("
+        ) and in_flight.text.endswith("before it answered; it may or may not have taken effect")
+        assert back.healthy and back.version > lost.version
+        assert [t.name for t in router.adapter.tools_of("s")] == list(names)
+        new_pid = int((await router.call("s__pid", {})).text)
+        # The hung process was ended (SIGKILL reaches a stopped process) and reaped.
+        assert new_pid != pid and pid not in child_pids() and not _alive(pid)
+
+
+async def test_a_timed_out_call_makes_a_stopped_peer_be_probed() -> None:
+    """With no periodic probe, a call that times out is what makes the Router look."""
+    async with Router(reconnect=FAST, health_interval=None, health_timeout=0.5) as router:
+        await router.join("s", tiny())
+        pid = int((await router.call("s__pid", {})).text)
+        try:
+            with router.events() as events:
+                os.kill(pid, signal.SIGSTOP)
+                outcome = await router.call("s__echo", {"text": "x"}, call_timeout=0.3)
+                lost = await next_event(events, HealthChanged)
+                back = await next_event(events, HealthChanged)
+        finally:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        assert outcome.text == "Error: s__echo did not answer within 0.3 s; the call was abandoned"
+        assert not lost.healthy and lost.error is not None and "it seems hung" in lost.error
+        assert back.healthy and (await router.call("s__echo", {"text": "y"})).text == "y"
+
+
+async def test_a_slow_call_is_not_a_hung_peer(tmp_path: Path) -> None:
+    """A peer busy with a long call (and one that timed out) still answers its pings."""
+    log = tmp_path / "received.jsonl"
+    seen: list[RouterEvent] = []
+    async with Router(health_interval=0.1, health_timeout=2, on_event=seen.append) as router:
+        await router.join("s", tiny(env={"TINY_SERVER_LOG": str(log)}))
+        pid = int((await router.call("s__pid", {})).text)
+        pings_before = len(received(log, "ping"))
+        slow = await router.call("s__sleep", {"seconds": 1.5})
+        pings_during = len(received(log, "ping")) - pings_before
+        timed_out = await router.call("s__sleep", {"seconds": 5}, call_timeout=0.3)
+        # A timed-out call has the peer probed too; the probe is answered.
+        assert (await router.call("s__echo", {"text": "sync"})).text == "sync"
+        assert slow.text == "slept" and pings_during >= 3
+        assert timed_out.text == "Error: s__sleep did not answer within 0.3 s; the call was abandoned"
+        assert router.status("s").healthy and int((await router.call("s__pid", {})).text) == pid
+    assert not any(isinstance(e, HealthChanged) for e in seen)
