@@ -118,10 +118,11 @@ class PeerLink:
         self.state = "connected"
 
     def cut_calls(self) -> None:
-        """End the calls still running (the peer is leaving): each is answered that it left.
+        """End the calls still running on a session we do not watch (the peer is leaving).
 
-        Cancelling a call is what tells the peer (`notifications/cancelled`), and it ends calls
-        that no transport carries: an in-process server runs in the caller's own task.
+        Each is answered that the peer left. Closing a watched transport ends its calls by
+        itself; an in-process server runs a call in the caller's own task, where only
+        cancelling it ends it (which also tells the server).
         """
         for scope in self._calls:
             scope.cancel()
@@ -147,16 +148,13 @@ class PeerLink:
         sending = _Sending()
         token = _SENDING.set(sending)
         try:
+            if connection.watched:
+                # Closing its transport (leaving) ends the calls running on it.
+                return await _send(session, name, arguments, read_timeout_seconds, progress_callback)
             with anyio.CancelScope() as cut:
                 self._calls.add(cut)
                 try:
-                    if isinstance(session, mcp.Client | mcp.ClientSession):
-                        return await session.call_tool(
-                            name, arguments, read_timeout_seconds, progress_callback
-                        )
-                    return await _bounded_call(
-                        session, name, arguments, read_timeout_seconds, progress_callback
-                    )
+                    return await _send(session, name, arguments, read_timeout_seconds, progress_callback)
                 finally:
                     self._calls.discard(cut)
         except Exception as exc:
@@ -235,6 +233,18 @@ class PeerLink:
             f"peer {self.peer!r} is not connected (its connection was lost and is being restored); {what}",
             peer=self.peer,
         )
+
+
+async def _send(
+    session: ToolSession,
+    name: str,
+    arguments: dict[str, Any] | None,
+    limit: float | None,
+    progress_callback: ProgressFnT | None,
+) -> mt.CallToolResult:
+    if isinstance(session, mcp.Client | mcp.ClientSession):
+        return await session.call_tool(name, arguments, limit, progress_callback)
+    return await _bounded_call(session, name, arguments, limit, progress_callback)
 
 
 async def _bounded_call(

@@ -133,6 +133,73 @@ async def a_peer(kind: str) -> AsyncIterator[tuple[PeerSpec | object, str]]:
 KINDS = ["in-process", "stdio", "http-auto", "http-legacy"]
 
 
+@settings(max_examples=12, deadline=None)
+@given(
+    durations=st.lists(st.sampled_from([0.0, 0.05, 0.2, 5.0]), min_size=1, max_size=6),
+    leave_after=st.integers(0, 6),
+    max_concurrency=st.sampled_from([None, 1, 2]),
+)
+async def test_calls_around_a_leave_say_truthfully_what_became_of_them(
+    durations: list[float], leave_after: int, max_concurrency: int | None
+) -> None:
+    """The peer leaves after `leave_after` progress notifications of its calls (or once all are
+    answered): every answer is a result that reached the server, "left while the call ran", or
+    a refusal of a call that never reached it."""
+    answers: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as directory:
+        log = Path(directory) / "received.jsonl"
+        async with Router() as router:
+            await router.join("s", tiny(env={"TINY_SERVER_LOG": str(log)}, max_concurrency=max_concurrency))
+            calls = [
+                chat_call(f"c{i}", "s__sleep", {"seconds": seconds, "tag": f"c{i}"})
+                for i, seconds in enumerate(durations)
+            ]
+            finished = anyio.Event()
+            with router.events() as events, anyio.fail_after(WAIT):
+                async with anyio.create_task_group() as tg:
+
+                    async def run() -> None:
+                        answers.extend(await router.dispatch(calls))
+                        finished.set()
+
+                    async def count_progress(scope: anyio.CancelScope) -> None:
+                        seen = 0
+                        async for update in events:
+                            seen += isinstance(update, CallProgress)
+                            if seen >= leave_after:
+                                break
+                        scope.cancel()
+
+                    async def until_finished(scope: anyio.CancelScope) -> None:
+                        await finished.wait()
+                        scope.cancel()
+
+                    tg.start_soon(run)
+                    if leave_after:
+                        async with anyio.create_task_group() as due:
+                            due.start_soon(count_progress, due.cancel_scope)
+                            due.start_soon(until_finished, due.cancel_scope)
+                    await router.leave("s")
+        # The server has read every request written to it before it exited.
+        arrived = {m["params"]["arguments"].get("tag") for m in received(log, "tools/call")}
+    left = "Error: s__sleep: peer 's' left while the call ran; it may or may not have taken effect"
+    refused = (
+        "Error: s__sleep: peer 's' has left; the call was not sent",
+        "Error: 's__sleep' is not available now: peer 's' left. Call only the functions offered now.",
+    )
+    assert [a["tool_call_id"] for a in answers] == [c["id"] for c in calls]
+    for answer in answers:
+        text, tag = answer["content"], answer["tool_call_id"]
+        if text == left:
+            event("left while running")
+        elif text in refused:
+            event("not sent")
+            assert tag not in arrived, text
+        else:
+            event("answered")
+            assert text == "slept" and tag in arrived, text
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @ABANDONED_HTTP_STREAMS[0]
 @ABANDONED_HTTP_STREAMS[1]
