@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -13,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpx_router import (
     CallProgress,
@@ -27,10 +30,11 @@ from mcpx_router import (
     Reconnect,
     Router,
     RouterEvent,
+    StdioPeer,
 )
 
 from .http_peer_server import build
-from .router_support import ABANDONED_HTTP_STREAMS, WAIT, child_pids, http_server, next_event, tiny
+from .router_support import ABANDONED_HTTP_STREAMS, HERE, WAIT, child_pids, http_server, next_event, tiny
 
 pytestmark = pytest.mark.anyio
 
@@ -133,7 +137,7 @@ async def a_peer(kind: str) -> AsyncIterator[tuple[PeerSpec | object, str]]:
 KINDS = ["in-process", "stdio", "http-auto", "http-legacy"]
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     durations=st.lists(st.sampled_from([0.0, 0.05, 0.2, 5.0]), min_size=1, max_size=6),
     leave_after=st.integers(0, 6),
@@ -262,9 +266,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
-async def test_a_stopped_stdio_peer_is_hung_and_is_restarted_under_the_same_names() -> None:
+MODERN_STDIO = StdioPeer(sys.executable, [str(HERE / "stdio_peer_server.py")])
+
+
+@pytest.mark.parametrize(
+    ("spec", "probe"),
+    [(tiny(), "ping"), (MODERN_STDIO, "tools/list")],
+    ids=["legacy-ping", "2026-listing"],
+)
+async def test_a_stopped_stdio_peer_is_hung_and_is_restarted_under_the_same_names(
+    spec: StdioPeer, probe: str
+) -> None:
+    long_call = "s__sleep" if probe == "ping" else "s__slow"
+    if probe == "tools/list":
+        # This server speaks 2026-07-28, which has no ping: a listing is its probe.
+        params = mcp.StdioServerParameters(command=spec.command, args=list(spec.args))
+        async with mcp.Client(params) as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
     async with Router(reconnect=FAST, health_interval=0.1, health_timeout=0.5) as router:
-        names = await router.join("s", tiny())
+        names = await router.join("s", spec)
         pid = int((await router.call("s__pid", {})).text)
         try:
             with router.events() as events:
@@ -276,18 +296,17 @@ async def test_a_stopped_stdio_peer_is_hung_and_is_restarted_under_the_same_name
 
                     tg.start_soon(stop_once_running)
                     with anyio.fail_after(WAIT):
-                        in_flight = await router.call("s__sleep", {"seconds": 30})
+                        in_flight = await router.call(long_call, {"seconds": 30})
                 lost = await next_event(events, HealthChanged)
                 assert not lost.healthy and lost.attempt == 0
-                assert (
-                    lost.error == "TimeoutError: peer 's' did not answer a probe within 0.5 s; it seems hung"
-                )
+                hung = "TimeoutError: peer 's' did not answer a probe within 0.5 s; it seems hung"
+                assert lost.error == hung
                 back = await next_event(events, HealthChanged)
         finally:
             with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)  # only if the test failed before the Router ended it
         assert in_flight.text.startswith(
-            "Error: s__sleep: the call was sent, but the connection to peer 's' failed ("
+            f"Error: {long_call}: the call was sent, but the connection to peer 's' failed ("
         ) and in_flight.text.endswith("before it answered; it may or may not have taken effect")
         assert back.healthy and back.version > lost.version
         assert [t.name for t in router.adapter.tools_of("s")] == list(names)
