@@ -19,7 +19,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ._errors import PeerUnavailableError
 from ._session import ToolSession
 
-__all__ = ["Connection", "PeerLink", "looks_like_connection_failure", "note_written"]
+__all__ = ["Connection", "PeerLink", "looks_like_connection_failure", "note_refused", "note_written"]
 
 State = Literal["connecting", "connected", "lost", "left"]
 
@@ -68,6 +68,8 @@ class _Sending:
     """One call on its way: whether the transport took its `tools/call` request."""
 
     sent: bool = False
+    refused: bool = False
+    """The server could not be reached: what the transport took never left this process."""
 
 
 _SENDING: ContextVar[_Sending | None] = ContextVar("mcpx_router_sending", default=None)
@@ -82,6 +84,16 @@ def note_written(message: SessionMessage) -> None:
     sending = _SENDING.get()
     if sending is not None and getattr(message.message, "method", None) == "tools/call":
         sending.sent = True
+
+
+def note_refused() -> None:
+    """Called by an HTTP transport whose connection for a request could not be made.
+
+    The SDK makes each request's POST in a task that runs in the caller's context.
+    """
+    sending = _SENDING.get()
+    if sending is not None:
+        sending.refused = True
 
 
 class PeerLink:
@@ -184,7 +196,7 @@ class PeerLink:
         failed = f"the connection to peer {self.peer!r} failed ({_describe(exc)})"
         if not connection.watched:
             message = f"{failed} while the call ran; it may or may not have taken effect"
-        elif sending.sent:
+        elif sending.sent and not sending.refused:
             message = (
                 f"the call was sent, but {failed} before it answered; it may or may not have taken effect"
             )

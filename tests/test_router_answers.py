@@ -351,3 +351,25 @@ async def test_a_slow_call_is_not_a_hung_peer(tmp_path: Path) -> None:
         assert timed_out.text == "Error: s__sleep did not answer within 0.3 s; the call was abandoned"
         assert router.status("s").healthy and int((await router.call("s__pid", {})).text) == pid
     assert not any(isinstance(e, HealthChanged) for e in seen)
+
+
+# -- connections that fail ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@ABANDONED_HTTP_STREAMS[0]
+@ABANDONED_HTTP_STREAMS[1]
+async def test_a_call_to_a_stopped_http_server_says_it_was_not_sent(mode: str) -> None:
+    """Before the Router has noticed the server is gone, a call cannot connect: it was not sent."""
+    async with http_server() as server, Router(reconnect=FAST, health_interval=None) as router:
+        await router.join("web", HttpPeer(server.url, mode=mode))
+        await server.kill()
+        outcome = await router.call("web__echo", {"text": "x"})
+    not_sent = "Error: web__echo: the call was not sent: the connection to peer 'web' failed ("
+    noticed = "Error: 'web__echo' is not available now: peer 'web' is unavailable (its connection was lost"
+    if mode == "legacy":
+        # Nothing else talks to the server: the call is what finds it gone.
+        assert outcome.text.startswith(not_sent) and outcome.text.endswith("; it is safe to retry")
+    else:
+        # A broken listen stream may have had the loss confirmed first.
+        assert outcome.text.startswith((not_sent, noticed)), outcome.text

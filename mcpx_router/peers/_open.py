@@ -16,7 +16,7 @@ from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from .._link import note_written
+from .._link import note_refused, note_written
 from .._session import ToolSession
 from ._specs import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
 
@@ -63,15 +63,30 @@ async def open_session(
 
 @asynccontextmanager
 async def _http_transport(spec: HttpPeer) -> AsyncIterator[Any]:
-    if not spec.headers:
-        async with streamable_http_client(spec.url) as streams:
-            yield streams
-        return
+    headers = dict(spec.headers) if spec.headers else None
+    # The SDK's own client settings, with a transport that says when a server was not reached.
     async with (
-        httpx2.AsyncClient(headers=dict(spec.headers), timeout=_HTTP_TIMEOUT) as http,
+        httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT, transport=_NotingTransport()) as http,
         streamable_http_client(spec.url, http_client=http) as streams,
     ):
         yield streams
+
+
+class _NotingTransport(httpx2.AsyncBaseTransport):
+    """httpx2's transport, reporting a request that could not connect to `note_refused`."""
+
+    def __init__(self) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await self._inner.handle_async_request(request)
+        except httpx2.ConnectError:
+            note_refused()  # no byte of the request left this process
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def _watched(transport: AbstractAsyncContextManager[Any], closed: anyio.Event) -> Transport:
