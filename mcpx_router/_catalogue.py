@@ -18,7 +18,6 @@ from ._outbound_rules import check_outbound
 from ._schema import (
     chat_tool,
     convert_for_openai,
-    convert_parameters,
     describe_tool,
     legacy_function,
     responses_tool,

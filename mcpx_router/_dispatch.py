@@ -16,7 +16,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from ._arguments import ArgumentsError, list_problems, parse_arguments
 from ._budget import matches
 from ._catalogue import PublishedTool
-from ._errors import UsageError
+from ._errors import PeerUnavailableError, UsageError
 from ._jsonstring import decode_stringified
 from ._repair import drop_optional_nulls, repair_arguments
 from ._results import render_result
@@ -115,28 +115,71 @@ async def run_on_peer(
     max_output_chars: int | None,
     progress: ProgressFnT | None = None,
 ) -> Outcome:
-    """Call `tool` on `peer` within `limit` seconds; whatever the peer does, say what became of it."""
+    """Call `tool` on `peer` within `limit` seconds; whatever the peer does, say what became of it.
+
+    The limit bounds the whole call as the caller waits for it, the wait for one of the peer's
+    `max_concurrency` slots included: a call that gets no slot in time is answered "not sent",
+    and one that does is sent with the time left.
+    """
+    if peer.limiter is None:
+        return await _run(peer, tool, name, arguments, limit, limit, max_output_chars, progress)
+    start = anyio.current_time()
+    acquired = False
+    with anyio.move_on_after(math.inf if limit is None else limit):
+        await peer.limiter.acquire()
+        acquired = True
+    if not acquired:
+        return _not_sent(peer.limiter, tool, name)
+    try:
+        left = None if limit is None else limit - (anyio.current_time() - start)
+        if left is not None and left <= 0:
+            return _not_sent(peer.limiter, tool, name)
+        return await _run(peer, tool, name, arguments, limit, left, max_output_chars, progress)
+    finally:
+        peer.limiter.release()
+
+
+def _not_sent(limiter: anyio.CapacityLimiter, tool: PublishedTool, name: str) -> Outcome:
+    running = limiter.borrowed_tokens
+    calls = "call" if running == 1 else "calls"
+    return error(
+        f"{name} was not sent (peer {tool.peer!r} was busy: {running} {calls} already running); "
+        "it is safe to retry",
+        tool,
+    )
+
+
+async def _run(
+    peer: PeerEntry,
+    tool: PublishedTool,
+    name: str,
+    arguments: dict[str, Any],
+    limit: float | None,
+    left: float | None,
+    max_output_chars: int | None,
+    progress: ProgressFnT | None,
+) -> Outcome:
+    """Send the call with `left` of its `limit` seconds, and render what became of it."""
     deadline: anyio.CancelScope | None = None
     try:
-        if peer.limiter is None and (limit is None or peer.native):
-            # An mcp session bounds the request itself and sends the peer a cancellation when
-            # it gives up: no second cancel scope on the hot path.
-            result = await _call(peer, tool, arguments, limit, progress)
+        if left is None or peer.native:
+            # An mcp session bounds the request itself, from the moment it is written, and sends
+            # the peer a cancellation when it gives up: no second cancel scope on the hot path.
+            result = await _call(peer, tool, arguments, left, progress)
         else:
-            with anyio.fail_after(math.inf if limit is None else limit) as deadline:
-                if peer.limiter is None:
-                    result = await _call(peer, tool, arguments, limit, progress)
-                else:
-                    async with peer.limiter:
-                        result = await _call(peer, tool, arguments, limit, progress)
+            with anyio.fail_after(left) as deadline:
+                result = await _call(peer, tool, arguments, left, progress)
         text, is_error = render_result(result)
         text = truncate(text, max_output_chars)
     except Exception as exc:
         timed_out = (
-            isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and limit is not None
+            isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and left is not None
         ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
         if timed_out:
             return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool)
+        if isinstance(exc, PeerUnavailableError):
+            # The connection's own account: left, sent and lost, or not sent.
+            return error(f"{name}: {exc}", tool)
         logger.info("call to %s on peer %r failed", tool.tool, tool.peer, exc_info=True)
         return error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}", tool)
     if is_error:

@@ -29,7 +29,15 @@ from ._events import EventHub, HealthChanged, PeerJoined, PeerLeft, ToolsChanged
 from ._link import Connection, PeerLink, looks_like_connection_failure
 from ._session import ToolSession
 from .peers._open import open_session
-from .peers._specs import DEFAULT, HttpPeer, InProcessPeer, PeerSpec, SessionPeer, StdioPeer
+from .peers._specs import (
+    DEFAULT,
+    HttpPeer,
+    InProcessPeer,
+    ParticipantPeer,
+    PeerSpec,
+    SessionPeer,
+    StdioPeer,
+)
 
 __all__ = ["Member", "Settings"]
 
@@ -42,6 +50,7 @@ class Settings:
     connect_timeout: float
     refresh_debounce: float
     health_interval: float | None
+    health_timeout: float = 10.0
 
 
 class Member:
@@ -59,8 +68,8 @@ class Member:
     ) -> None:
         self.peer = peer
         self.spec = spec
-        self.link = PeerLink(peer, on_lost=self._lost)
         self.scope = anyio.CancelScope()
+        self.link = PeerLink(peer, on_lost=self._lost, leaving=lambda: self.scope.cancel_called)
         self.done = anyio.Event()
         self.healthy = False
         self.attempts = 0
@@ -133,7 +142,9 @@ class Member:
                         self.spec, peer=self.peer, message_handler=self._on_message, closed=connection.closed
                     )
                 )
-                self.link.attach(session)
+                watched = isinstance(self.spec, StdioPeer | HttpPeer | ParticipantPeer)
+                self.link.attach(session, watched=watched)
+                stack.callback(self._cut_calls_if_leaving)  # runs before the session closes
                 # Subscribe before listing: a change after the listing then cannot go unseen.
                 subscription = await self._subscribe(stack, session)
                 names = await self._publish(connection)
@@ -185,6 +196,8 @@ class Member:
         """
         if self._handled is connection:
             return self._handled_delay
+        if self.scope.cancel_called:
+            return None  # leaving: the connection is being closed on purpose, nothing was lost
         self.link.detach("lost")
         self.last_error = _describe(connection.error)
         was_healthy, self.healthy = self.healthy, False
@@ -209,6 +222,10 @@ class Member:
             HealthChanged(self.peer, self._adapter.version, False, self.last_error, self.attempts, delay)
         )
         return delay
+
+    def _cut_calls_if_leaving(self) -> None:
+        if self.scope.cancel_called:
+            self.link.cut_calls()
 
     def _withdraw(self) -> None:
         self._adapter.withdraw_tools(
@@ -239,8 +256,9 @@ class Member:
         """Return when the connection is gone."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._follow_changes)
-            if not isinstance(self.spec, StdioPeer | InProcessPeer):
-                # A stdio transport reports its end itself; HTTP and foreign sessions need asking.
+            if not isinstance(self.spec, InProcessPeer):
+                # A stdio transport reports its end itself, but not a server that hangs; HTTP and
+                # foreign sessions need asking in any case. An in-process server is this process.
                 tg.start_soon(self._check, connection)
             if subscription is not None:
                 tg.start_soon(self._listen, connection, subscription)
@@ -298,15 +316,25 @@ class Member:
                 self.mark_changed()
 
     async def _check(self, connection: Connection) -> None:
-        """Probe the connection when a request failed oddly, and every `health_interval` seconds."""
+        """Probe the connection when a request failed oddly or timed out, and every `health_interval` s.
+
+        A peer that does not answer the probe within `health_timeout` is hung (a stopped
+        process, a deadlocked server): it is treated as lost. A peer busy with long calls
+        still answers a `ping`, so it is not.
+        """
         interval = self._settings.health_interval
+        timeout = self._settings.health_timeout
         while True:
             with anyio.move_on_after(math.inf if interval is None else interval):
                 await connection.suspect.wait()
             connection.suspect = anyio.Event()
             try:
-                with anyio.fail_after(self._settings.connect_timeout):
-                    await self.link.list_tools()
+                with anyio.move_on_after(timeout) as probe:
+                    await self.link.probe()
+                if probe.cancelled_caught:
+                    hung = f"peer {self.peer!r} did not answer a probe within {timeout:g} s; it seems hung"
+                    connection.lose(TimeoutError(hung))
+                    return
             except mcp.MCPError as exc:
                 if looks_like_connection_failure(exc):
                     connection.lose(exc)

@@ -78,8 +78,11 @@ class Router:
         connect_timeout: Seconds a handshake with its tool listing (and a re-listing) may take.
         refresh_debounce: Seconds to wait after a peer's first "tools changed" before re-listing
             it, so that a burst of changes costs one listing.
-        health_interval: Seconds between liveness checks of HTTP peers and sessions given by the
-            caller (None: only when a request fails oddly). Stdio peers are watched continuously.
+        health_interval: Seconds between liveness probes of each peer that is not in-process
+            (`ping`, or a tool listing at 2026-07-28; None: only when a request fails oddly or
+            times out). A stdio peer's exit is noticed at once; a hung one by its probe.
+        health_timeout: Seconds a probe may take; a peer that does not answer within it is hung
+            and treated as lost (its process is ended and started again).
         on_event: Called with every event, synchronously; see also `events()`.
     """
 
@@ -92,6 +95,7 @@ class Router:
         connect_timeout: float = 30.0,
         refresh_debounce: float = 0.05,
         health_interval: float | None = 30.0,
+        health_timeout: float = 10.0,
         on_event: Callable[[RouterEvent], object] | None = None,
     ) -> None:
         if not connect_timeout > 0:
@@ -100,6 +104,8 @@ class Router:
             raise ValueError(f"refresh_debounce must be >= 0 seconds, not {refresh_debounce!r}")
         if health_interval is not None and not health_interval > 0:
             raise ValueError(f"health_interval must be positive or None, not {health_interval!r}")
+        if not health_timeout > 0:
+            raise ValueError(f"health_timeout must be a positive number of seconds, not {health_timeout!r}")
         self._hub = EventHub(on_event)
         self._owns_adapter = adapter is None
         self._adapter = adapter if adapter is not None else OpenAIPeerToolAdapter(call_timeout=call_timeout)
@@ -108,6 +114,7 @@ class Router:
             connect_timeout=connect_timeout,
             refresh_debounce=refresh_debounce,
             health_interval=health_interval,
+            health_timeout=health_timeout,
         )
         self._members: dict[str, Member] = {}
         self._tg: anyio.abc.TaskGroup | None = None
@@ -143,6 +150,8 @@ class Router:
         tg = self._tg
         assert tg is not None, "Router.__aexit__ without __aenter__"
         self._closed = True
+        for member in self._members.values():
+            member.scope.cancel()  # calls still running are told their peer left
         tg.cancel_scope.cancel()  # every peer leaves: its task closes its connection
         try:
             if exc is not None and not isinstance(exc, anyio.get_cancelled_exc_class()):

@@ -98,6 +98,7 @@ class TopicMembership:
             connect_timeout=handshake_timeout,
             refresh_debounce=router._settings.refresh_debounce,
             health_interval=router._settings.health_interval,
+            health_timeout=router._settings.health_timeout,
         )
         self._client: TopicClient | None = None
         self._server: ParticipantServer | None = None

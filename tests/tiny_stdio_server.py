@@ -12,8 +12,9 @@ found", so `mcp.Client(mode="auto")` falls back to the handshake. Tools:
   away the same way.
 
 ``tools/list`` is paginated, ``--page-size`` tools per page (default: all on one page).
-``--tools N`` adds N more tools ``t0``... ``tN-1``. Every notification received from the client
-is appended as a JSON line to the file named by the environment variable ``TINY_SERVER_LOG``.
+``--tools N`` adds N more tools ``t0``... ``tN-1``. Every notification, `tools/call` and `ping`
+received from the client is appended as a JSON line to the file named by the environment
+variable ``TINY_SERVER_LOG``, as it is read (so in the order the client wrote them).
 The process exits when its stdin closes.
 """
 
@@ -142,8 +143,10 @@ def main() -> None:
         elif method == "tools/list":
             _list(request_id, params, options.page_size)
         elif method == "tools/call":
+            _log(message)
             threading.Thread(target=_call, args=(request_id, params), daemon=True).start()
         elif method == "ping":
+            _log(message)
             _send({"jsonrpc": "2.0", "id": request_id, "result": {}})
         else:
             error = {"code": -32601, "message": f"Method not found: {method}"}

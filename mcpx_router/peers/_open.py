@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from .._errors import PeerUnavailableError
+from .._link import note_refused, note_written
 from .._session import ToolSession
 from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
 
@@ -45,7 +46,8 @@ async def open_session(
     """Connect to `spec` and complete the handshake; yield the session, close it on exit.
 
     `closed` is set as soon as the transport's stream of messages from the peer ends (a stdio
-    server exited, a stream broke), even when no request is waiting for an answer.
+    server exited, a stream broke), even when no request is waiting for an answer. Stdio, HTTP
+    and topic transports report each message they take to `note_written`.
     A `SessionPeer`'s session is yielded as it is and left open.
 
     Raises:
@@ -144,15 +146,30 @@ def _dumps(value: Any) -> str:
 
 @asynccontextmanager
 async def _http_transport(spec: HttpPeer) -> AsyncIterator[Any]:
-    if not spec.headers:
-        async with streamable_http_client(spec.url) as streams:
-            yield streams
-        return
+    headers = dict(spec.headers) if spec.headers else None
+    # The SDK's own client settings, with a transport that says when a server was not reached.
     async with (
-        httpx2.AsyncClient(headers=dict(spec.headers), timeout=_HTTP_TIMEOUT) as http,
+        httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT, transport=_NotingTransport()) as http,
         streamable_http_client(spec.url, http_client=http) as streams,
     ):
         yield streams
+
+
+class _NotingTransport(httpx2.AsyncBaseTransport):
+    """httpx2's transport, reporting a request that could not connect to `note_refused`."""
+
+    def __init__(self) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await self._inner.handle_async_request(request)
+        except httpx2.ConnectError:
+            note_refused()  # no byte of the request left this process
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def _watched(
@@ -161,9 +178,31 @@ def _watched(
     @asynccontextmanager
     async def watch() -> AsyncIterator[Any]:
         async with transport as (read, write):
-            yield _WatchedReadStream(read, closed, handshake), write
+            yield _WatchedReadStream(read, closed, handshake), _NotedWriteStream(write)
 
     return watch()
+
+
+class _NotedWriteStream:
+    """A transport's write stream that reports each message it took (see `note_written`)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(item)
+        note_written(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
 
 class _WatchedReadStream:
