@@ -299,6 +299,13 @@ class Catalogue:
             del self._departed[next(iter(self._departed))]
 
     def _publish(self, peer: str, tool: mt.Tool) -> PublishedTool:
+        if tool.input_schema is not None and not isinstance(tool.input_schema, Mapping):
+            raise ToolConversionError(
+                f"tool {shown(tool.name)} of peer {shown(peer)} cannot be offered to OpenAI: its input "
+                f"schema is {type(tool.input_schema).__name__}, not a JSON object",
+                peer=peer,
+                tool=tool.name,
+            )
         key = ToolKey(peer, tool.name)
         name = self._names.name_of(key)
         fresh = name is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -421,7 +421,7 @@ class Router:
         """The legacy `functions` list (see `OpenAIPeerToolAdapter.get_openai_functions`)."""
         return self._adapter.get_openai_functions(**options)
 
-    async def dispatch(self, tool_calls: Iterable[Any], **options: Any) -> list[dict[str, Any]]:
+    async def dispatch(self, tool_calls: Any, **options: Any) -> list[dict[str, Any]]:
         """Answer the model's tool calls, one answer each, in order (see `OpenAIPeerToolAdapter.dispatch`)."""
         return await self._adapter.dispatch(tool_calls, **options)
 

@@ -413,3 +413,18 @@ async def test_cyclic_and_very_deep_schemas_are_published_as_converted(anyio_bac
         sendable(list(adapter.get_openai_tools()))
         assert not await adapter.refresh_peer("p")  # the same listing again: no change
         assert adapter.version == version
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("schema", [[1, 2], True, False, "object", 7, 1.5])
+async def test_a_schema_that_is_not_an_object_rejects_only_its_tool(anyio_backend: str, schema: Any) -> None:
+    """A session that skips the SDK's validation can hand over any value as an input schema: the
+    tool is rejected with a reason (no traceback logged), its neighbour is published."""
+    odd = mt.Tool.model_construct(name="odd", input_schema=schema)
+    session = ListingSession([odd, mt.Tool(name="fine", input_schema={"type": "object"})])
+    async with OpenAIPeerToolAdapter() as adapter:
+        assert await adapter.add_peer("p", session) == ("p__fine",)
+        reason = adapter.rejected_tools("p")["odd"]
+        assert f"its input schema is {type(schema).__name__}, not a JSON object" in reason
+        (answer,) = await adapter.dispatch([{"name": "p__odd", "arguments": "{}"}])
+        assert answer["content"].startswith("Error:") and session.calls == []

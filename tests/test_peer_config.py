@@ -110,6 +110,8 @@ def test_a_bad_entry_is_named(entry: Any, message: str) -> None:
         ({"servers_list": {}}, 'has no "mcpServers" object'),
         ({"mcpServers": []}, "must be an object of named servers"),
         ({"mcpServers": {"": {"command": "x"}}}, "needs a non-empty name"),
+        ({"mcpServers": {"tab\tname": {"command": "x"}}}, "not usable as a peer id"),
+        ({"mcpServers": {"x" * 129: {"command": "x"}}}, "not usable as a peer id"),
     ],
 )
 def test_a_bad_file_says_what_is_expected(data: Any, message: str) -> None:

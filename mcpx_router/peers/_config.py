@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError
+from .._errors import ConfigError, InvalidPeerIdError
+from .._naming import check_peer_id
 from ._specs import HttpPeer, PeerSpec, StdioPeer
 
 __all__ = ["load_config", "parse_config"]
@@ -86,6 +87,10 @@ def parse_config(
 def _entry(name: Any, entry: Any, source: str, base_dir: Path | None) -> PeerSpec | None:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{source}: every server needs a non-empty name, not {name!r}", peer=str(name))
+    try:
+        check_peer_id(name)
+    except InvalidPeerIdError as exc:
+        raise ConfigError(f"{source}: the server name is not usable as a peer id: {exc}", peer="") from None
 
     def fail(problem: str) -> ConfigError:
         return ConfigError(f"{source}: server {name!r}: {problem}", peer=name)
