@@ -183,15 +183,10 @@ def _watched(
     return watch()
 
 
-class _NotedWriteStream:
-    """A transport's write stream that reports each message it took (see `note_written`)."""
+class _Wrapped:
+    """A stream that forwards to `_inner`, closing it with itself."""
 
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    async def send(self, item: SessionMessage) -> None:
-        await self._inner.send(item)
-        note_written(item)
+    _inner: Any
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -205,7 +200,18 @@ class _NotedWriteStream:
         await self.aclose()
 
 
-class _WatchedReadStream:
+class _NotedWriteStream(_Wrapped):
+    """A transport's write stream that reports each message it took (see `note_written`)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(item)
+        note_written(item)
+
+
+class _WatchedReadStream(_Wrapped):
     """A transport's read stream that sets `closed` when the peer's side of it ends.
 
     With a `handshake`, an unparsable line before the first JSON-RPC message ends the stream
@@ -239,9 +245,6 @@ class _WatchedReadStream:
                 logger.debug("ignoring a line that is not JSON-RPC from a stdio server: %s", _excerpt(item))
         return item
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
     def __aiter__(self) -> Self:
         return self
 
@@ -250,11 +253,3 @@ class _WatchedReadStream:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
