@@ -49,18 +49,21 @@ def repair_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes]:
-    """The tool as it may be published (text repaired if need be) and a fingerprint of its definition.
+def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes, bytes | None]:
+    """The tool as it may be published (text repaired if need be), a fingerprint of its definition,
+    and a digest of its input schema's JSON (None when the schema has no JSON of its own: a cycle,
+    or nesting deeper than the conversion keeps).
 
     Two listings of a tool have the same fingerprint exactly when the JSON of their description,
-    title and input schema is the same. Raises ToolConversionError when the tool cannot be sent.
+    title and input schema is the same, and the same schema digest when the JSON of their input
+    schemas is. Raises ToolConversionError when the tool cannot be sent.
     """
     try:
-        return tool, _fingerprint(tool.description, tool.title, tool.input_schema)
+        return tool, *_fingerprint(tool.description, tool.title, tool.input_schema)
     except (ValueError, TypeError, RecursionError):  # UnicodeEncodeError is a ValueError
         tool = _repaired(tool)
     try:
-        return tool, _fingerprint(tool.description, tool.title, tool.input_schema)
+        return tool, *_fingerprint(tool.description, tool.title, tool.input_schema)
     except (ValueError, TypeError, RecursionError):
         pass
     # A cycle (in-process only) or nesting deeper than the conversion keeps: what is sent is the
@@ -68,7 +71,8 @@ def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes]:
     problem = _problem(tool.input_schema, "", 0, frozenset())
     if problem is None:
         try:
-            return tool, _fingerprint(tool.description, tool.title, convert_parameters(tool.input_schema))
+            converted = convert_parameters(tool.input_schema)
+            return tool, _fingerprint(tool.description, tool.title, converted)[0], None
         except (ValueError, TypeError, RecursionError) as exc:
             problem = f"it cannot be encoded as JSON ({type(exc).__name__}: {exc})"
     raise ToolConversionError(
@@ -78,9 +82,15 @@ def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes]:
     )
 
 
-def _fingerprint(description: str | None, title: str | None, schema: Any) -> bytes:
-    text = _ENCODE([description, title, schema]).encode()  # what cannot be sent raises here
-    return hashlib.blake2b(text, digest_size=16).digest()
+def _fingerprint(description: str | None, title: str | None, schema: Any) -> tuple[bytes, bytes]:
+    """Digests of the JSON of the whole definition and of the schema alone, each encoded once."""
+    schema_text = _ENCODE(schema).encode()  # what cannot be sent raises here
+    # The JSON of [description, title] ends where it closes, so the two texts cannot run together.
+    text = _ENCODE([description, title]).encode()
+    return (
+        hashlib.blake2b(text + schema_text, digest_size=16).digest(),
+        hashlib.blake2b(schema_text, digest_size=16).digest(),
+    )
 
 
 def _repaired(tool: mt.Tool) -> mt.Tool:

@@ -36,7 +36,13 @@ from ._arguments import (
 )
 from ._repair import repair_arguments
 
-__all__ = ["ArgumentValidator", "prepare_arguments", "survives_conversion", "validate_arguments"]
+__all__ = [
+    "ArgumentValidator",
+    "prepare_arguments",
+    "schema_shape",
+    "survives_conversion",
+    "validate_arguments",
+]
 
 _T = TypeVar("_T")
 
@@ -319,17 +325,43 @@ def survives_conversion(schema: object) -> bool:
     """Whether `convert_parameters(schema)` keeps every constraint of `schema`, so that arguments may be
     checked against the conversion instead: no nesting deeper than it keeps, no cycle (nor any
     container met twice, to keep the test simple)."""
+    return schema_shape(schema)[0]
+
+
+def schema_shape(schema: object) -> tuple[bool, bool]:
+    """`survives_conversion(schema)`, and whether `schema` is made only of `dict`s, `list`s and `str`,
+    `int`, `float`, `bool` or None (exactly those types: no subclasses, tuples or other mappings;
+    the keys are not looked at). The second is False whenever the first is (the walk stops there)."""
+    atoms = _ATOMS
+    plain = True
     seen: set[int] = set()
     stack: list[tuple[object, int]] = [(schema, 0)]
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, Mapping | list | tuple):
-            if depth > _CONVERSION_DEPTH or id(node) in seen:
-                return False
-            seen.add(id(node))
-            children = node.values() if isinstance(node, Mapping) else node
-            stack.extend((child, depth + 1) for child in children)
-    return True
+        kind = node.__class__
+        children: Any
+        if kind is dict:
+            children = node.values()  # type: ignore[attr-defined]
+        elif kind is list:
+            children = node
+        elif kind in atoms:
+            continue
+        elif isinstance(node, Mapping):
+            plain, children = False, node.values()
+        elif isinstance(node, list | tuple):
+            plain, children = False, node
+        else:
+            plain = False
+            continue
+        if depth > _CONVERSION_DEPTH or id(node) in seen:
+            return False, False
+        seen.add(id(node))
+        depth += 1
+        stack.extend([(child, depth) for child in children if child.__class__ not in atoms])
+    return True, plain
+
+
+_ATOMS: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def _validator_for(schema: object) -> ArgumentValidator:
