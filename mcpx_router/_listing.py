@@ -21,7 +21,8 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from typing import Any, Final
 
 import mcp_types as mt
@@ -32,10 +33,16 @@ from ._schema import convert_parameters
 
 __all__ = ["checked_tool", "repair_text"]
 
-_ENCODE: Final = json.JSONEncoder(
+_ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
-).encode
+)
 """As the SDK encodes, without its cycle check (a quarter of the time): a cycle ends in RecursionError."""
+_CHUNKS: Final[Callable[[Any, int], list[str]] | None] = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(None, _ENCODER.default, c_encode_basestring, None, ":", ",", False, False, False)
+)
+"""The C encoder `_ENCODER.encode` makes on each call, made once."""
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _TEXT: Final = frozenset({"description", "title"})
 """Schema keywords whose string value only informs the model, and so may be repaired."""
@@ -84,13 +91,14 @@ def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes, bytes | None
 
 def _fingerprint(description: str | None, title: str | None, schema: Any) -> tuple[bytes, bytes]:
     """Digests of the JSON of the whole definition and of the schema alone, each encoded once."""
-    schema_text = _ENCODE(schema).encode()  # what cannot be sent raises here
-    # The JSON of [description, title] ends where it closes, so the two texts cannot run together.
-    text = _ENCODE([description, title]).encode()
-    return (
-        hashlib.blake2b(text + schema_text, digest_size=16).digest(),
-        hashlib.blake2b(schema_text, digest_size=16).digest(),
-    )
+    schema_key = hashlib.blake2b(_encode(schema).encode(), digest_size=16).digest()  # unsendable: raises
+    text = _encode([description, title]).encode()
+    return hashlib.blake2b(schema_key + text, digest_size=16).digest(), schema_key
+
+
+def _encode(value: Any) -> str:
+    """`_ENCODER.encode(value)`."""
+    return _ENCODER.encode(value) if _CHUNKS is None else "".join(_CHUNKS(value, 0))
 
 
 def _repaired(tool: mt.Tool) -> mt.Tool:

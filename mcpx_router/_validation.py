@@ -332,33 +332,38 @@ def schema_shape(schema: object) -> tuple[bool, bool]:
     """`survives_conversion(schema)`, and whether `schema` is made only of `dict`s, `list`s and `str`,
     `int`, `float`, `bool` or None (exactly those types: no subclasses, tuples or other mappings;
     the keys are not looked at). The second is False whenever the first is (the walk stops there)."""
-    atoms = _ATOMS
-    plain = True
-    seen: set[int] = set()
-    stack: list[tuple[object, int]] = [(schema, 0)]
-    while stack:
-        node, depth = stack.pop()
-        kind = node.__class__
-        children: Any
-        if kind is dict:
-            children = node.values()  # type: ignore[attr-defined]
-        elif kind is list:
-            children = node
-        elif kind in atoms:
+    if schema.__class__ in _ATOMS:
+        return True, True
+    if not isinstance(schema, Mapping | list | tuple):
+        return True, False
+    try:
+        return True, _plain_walk(schema, 0, set())
+    except _MetTwice:
+        return False, False
+
+
+class _MetTwice(Exception):
+    """A container met twice (or a cycle), or nesting deeper than the conversion keeps."""
+
+
+def _plain_walk(node: Any, depth: int, seen: set[int]) -> bool:
+    """Whether the containers under `node` (one) are plain; raises _MetTwice (see `schema_shape`)."""
+    if depth > _CONVERSION_DEPTH or id(node) in seen:
+        raise _MetTwice
+    seen.add(id(node))
+    kind = node.__class__
+    plain = kind is dict or kind is list
+    children = node.values() if kind is dict or (not plain and isinstance(node, Mapping)) else node
+    depth += 1
+    for child in children:
+        kind = child.__class__
+        if kind in _ATOMS:
             continue
-        elif isinstance(node, Mapping):
-            plain, children = False, node.values()
-        elif isinstance(node, list | tuple):
-            plain, children = False, node
+        if kind is dict or kind is list or isinstance(child, Mapping | list | tuple):
+            plain = _plain_walk(child, depth, seen) and plain
         else:
             plain = False
-            continue
-        if depth > _CONVERSION_DEPTH or id(node) in seen:
-            return False, False
-        seen.add(id(node))
-        depth += 1
-        stack.extend([(child, depth) for child in children if child.__class__ not in atoms])
-    return True, plain
+    return plain
 
 
 _ATOMS: Final = frozenset({str, int, float, bool, type(None)})
