@@ -25,7 +25,7 @@ from ._schema import (
 )
 from ._strict import StrictOutcome, make_strict
 from ._suggest import NameSuggester
-from ._validation import ArgumentValidator, schema_shape
+from ._validation import ArgumentValidator, plain_copy, plain_equal, schema_shape
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
@@ -110,7 +110,7 @@ class Catalogue:
         self._warned_version = -1
         self._converted: dict[bytes, list[Any]] = {}
         """Recent conversions by the digest of the input schema's JSON: each with what `check_outbound`
-        found in it once published as it is (None until then), and the schema converted."""
+        found in it once published as it is (None until then), and a copy of the schema converted."""
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -315,16 +315,19 @@ class Catalogue:
         fresh = name is None
         if name is None:
             name = self._names.assign(key)
-        survives, plain = schema_shape(tool.input_schema)
-        # Plain dicts and lists of the same JSON text that are equal (so are their keys) convert alike.
-        digest = schema_key if plain else None
-        slot = None if digest is None else self._converted.get(digest)
-        if slot is None or slot[2] != tool.input_schema:
-            slot = [convert_for_openai(tool.input_schema), None, tool.input_schema]
-            if digest is not None:
+        # Plain trees of the same JSON text that are equal (so are their keys) convert alike, and keep
+        # every constraint (a container met twice, in-process only, is not looked for: it loses none).
+        slot = None if schema_key is None else self._converted.get(schema_key)
+        if slot is not None and plain_equal(tool.input_schema, slot[2]):
+            survives = True
+        else:
+            survives, plain = schema_shape(tool.input_schema)
+            slot = [convert_for_openai(tool.input_schema), None, None]
+            if plain and schema_key is not None:
+                slot[2] = plain_copy(tool.input_schema)  # the peer's own tree may change later
                 if len(self._converted) >= _MAX_CONVERTED:
                     del self._converted[next(iter(self._converted))]
-                self._converted[digest] = slot
+                self._converted[schema_key] = slot
         parameters, repairs = slot[0]
         # The conversion may stand in for the peer's schema only when it accepts the same arguments.
         keep_original = self._strict is not False or self._json_strings or bool(repairs) or not survives

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import marshal
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
@@ -38,6 +39,8 @@ from ._repair import repair_arguments
 
 __all__ = [
     "ArgumentValidator",
+    "plain_copy",
+    "plain_equal",
     "prepare_arguments",
     "schema_shape",
     "survives_conversion",
@@ -367,6 +370,25 @@ def _plain_walk(node: Any, depth: int, seen: set[int]) -> bool:
 
 
 _ATOMS: Final = frozenset({str, int, float, bool, type(None)})
+
+
+def plain_copy(plain: Any) -> Any:
+    """A copy of a tree `schema_shape` found plain, sharing nothing with it."""
+    return marshal.loads(marshal.dumps(plain))
+
+
+def plain_equal(schema: Any, plain: Any) -> bool:
+    """Whether `schema` is plain too and equal to `plain` (a tree `schema_shape` found plain).
+
+    Equal as Python compares (`1 == 1.0 == True`, keys in any order), which tells `1` from `"1"`
+    and a tuple from a list; with the same JSON text as well, the two are the same tree. Containers
+    met twice are not looked for."""
+    try:
+        # marshal writes exactly the built-in types (it refuses any subclass), at C speed.
+        marshal.dumps(schema)
+    except ValueError:
+        return False
+    return bool(schema == plain)
 
 
 def _validator_for(schema: object) -> ArgumentValidator:

@@ -19,7 +19,8 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from mcpx_router._catalogue import Catalogue
-from mcpx_router._validation import schema_shape, survives_conversion
+from mcpx_router._schema import convert_for_openai
+from mcpx_router._validation import plain_copy, plain_equal, schema_shape, survives_conversion
 
 from .test_outbound import deep, junk, roots, schemas
 
@@ -74,6 +75,7 @@ VARIANTS = {
     "int keys": int_keys,
     "reordered": reordered,
     "shared": shared,
+    "shared, written out": lambda node: fresh(shared(node)),  # the same JSON text, nothing met twice
     "deep copy": copy.deepcopy,
 }
 
@@ -94,6 +96,19 @@ def outcome(catalogue: Catalogue, peer: str, listed: mt.Tool) -> tuple[Any, ...]
         None if tool.strict_outcome is None else tool.strict_outcome.reasons,
         None if tool.string_plan is None else repr(tool.string_plan),
     )
+
+
+def assert_same_outcome(shared: tuple[Any, ...], alone: tuple[Any, ...], listed: mt.Tool) -> bool:
+    """Outcomes are the same; except that arguments may be checked against the conversion of a schema
+    whose containers are met twice: it keeps every constraint (the tree, without sharing, does)."""
+    if shared[0] == alone[0] == "published" and shared[4] != alone[4]:
+        assert (alone[4], shared[4]) == ("listed", "parameters")
+        assert not survives_conversion(listed.input_schema)
+        assert survives_conversion(fresh(listed.input_schema))
+        assert shared[:4] + shared[5:] == alone[:4] + alone[5:]
+        return True
+    assert shared == alone
+    return False
 
 
 def alone(listed: mt.Tool, peer: str, options: dict[str, Any]) -> tuple[Any, ...]:
@@ -130,7 +145,8 @@ def test_peers_listing_the_same_schema_get_what_each_would_get_alone(
     for peer, listed in listings:
         catalogue.set_peer(peer, [listed])
     for peer, listed in listings:
-        assert outcome(catalogue, peer, listed) == alone(listed, peer, options), peer
+        if assert_same_outcome(outcome(catalogue, peer, listed), alone(listed, peer, options), listed):
+            event("a tree with containers met twice, checked against its conversion")
     event(f"published {sum(bool(catalogue.tools_of(peer)) for peer, _ in listings)} of {len(listings)}")
 
 
@@ -181,7 +197,7 @@ def test_the_same_json_text_in_another_form_is_converted_on_its_own(
     for index, tool in enumerate(tools):
         catalogue.set_peer(f"p{index}", [tool])
     for index, tool in enumerate(tools):
-        assert outcome(catalogue, f"p{index}", tool) == alone(tool, f"p{index}", {})
+        assert_same_outcome(outcome(catalogue, f"p{index}", tool), alone(tool, f"p{index}", {}), tool)
 
 
 def test_a_recurring_schema_is_converted_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -246,3 +262,37 @@ def test_schema_shape_says_what_the_definitions_say(schema: Any) -> None:
     assert survives == reference_survives(schema) == survives_conversion(schema)
     assert plain == (survives and reference_plain(schema))
     event(f"survives={survives} plain={plain}")
+
+
+def test_a_peer_changing_its_own_tree_later_changes_no_shared_conversion() -> None:
+    """The catalogue keeps its own copy of a converted schema, not the peer's tree."""
+    schema: dict[Any, Any] = {"type": "object", "properties": {"1": {"type": "string", "default": "a"}}}
+    catalogue = Catalogue()
+    catalogue.set_peer("p0", [mt.Tool(name="t", input_schema=schema)])
+    listed = catalogue.tools_of("p0")[0]
+    schema["properties"] = {1: {"type": "integer"}}  # now equal to what "int keys" sends
+    twin = mt.Tool(
+        name="t", input_schema=int_keys({"type": "object", "properties": {"1": {"type": "string"}}})
+    )
+    twin.input_schema["properties"][1]["default"] = "a"
+    catalogue.set_peer("p1", [twin])
+    assert_same_outcome(outcome(catalogue, "p1", twin), alone(twin, "p1", {}), twin)
+    assert repr(listed.parameters) == repr(convert_for_openai(fresh(listed.input_schema)).parameters)
+
+
+@settings(max_examples=300, deadline=None)
+@given(base=SCHEMA, kind=st.sampled_from(sorted(VARIANTS)), different=trees())
+def test_plain_equal_is_equality_of_plain_trees(base: Any, kind: str, different: Any) -> None:
+    plain = fresh(base)
+    if not schema_shape(plain)[1]:  # deeper than the conversion keeps: never shared
+        return
+    assert plain_equal(plain_copy(plain), plain)
+    for candidate in (VARIANTS[kind](base), different):
+        try:
+            json.dumps(candidate)
+        except (ValueError, TypeError, RecursionError):
+            continue  # only what has a JSON text (and so its digest) is ever compared
+        # Python's equality (1 == 1.0 == True, any key order): the JSON digest tells those apart.
+        expected = reference_plain(candidate) and candidate == plain
+        assert plain_equal(candidate, plain) == expected
+        event(f"equal={expected}")
