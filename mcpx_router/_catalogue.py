@@ -25,7 +25,7 @@ from ._schema import (
 )
 from ._strict import StrictOutcome, make_strict
 from ._suggest import NameSuggester
-from ._validation import ArgumentValidator, survives_conversion
+from ._validation import ArgumentValidator, plain_copy, plain_equal, schema_shape
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
@@ -45,7 +45,8 @@ class PublishedTool:
     """The tool's name on its peer."""
     description: str
     parameters: dict[str, Any] = field(repr=False)
-    """The JSON Schema the model sees: converted (no `default`s), and strict when `strict`."""
+    """The JSON Schema the model sees: converted (no `default`s), and strict when `strict`. Tools
+    whose peers list the same schema (the same JSON) may share one converted tree."""
     input_schema: Mapping[str, Any] = field(repr=False)
     """What the model's arguments are checked against: the peer's own input schema, untouched, or
     (when the model sees the plain conversion and it lost nothing) that conversion itself, which
@@ -107,6 +108,9 @@ class Catalogue:
         self._index: tuple[int, LexicalIndex] | None = None
         self._suggester: tuple[int, NameSuggester] | None = None
         self._warned_version = -1
+        self._converted: dict[bytes, list[Any]] = {}
+        """Recent conversions by the digest of the input schema's JSON: each with what `check_outbound`
+        found in it once published as it is (None until then), and a copy of the schema converted."""
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -232,13 +236,13 @@ class Catalogue:
 
     def _entry(self, peer: str, tool: mt.Tool, previous: PublishedTool | None) -> PublishedTool:
         """`previous` if `tool` is the same definition, else a newly published entry for it."""
-        tool, fingerprint = checked_tool(peer, tool)
+        tool, fingerprint, schema_key = checked_tool(peer, tool)
         if previous is not None and _same_definition(previous, fingerprint):
             return previous
         key = ToolKey(peer, tool.name)
         had_name = self._names.name_of(key) is not None
         try:
-            entry = self._publish(peer, tool)
+            entry = self._publish(peer, tool, schema_key)
         except BaseException:
             if not had_name:  # a name given for this attempt only
                 self._names.release(key)
@@ -298,7 +302,7 @@ class Catalogue:
         if len(self._departed) > _MAX_DEPARTED:
             del self._departed[next(iter(self._departed))]
 
-    def _publish(self, peer: str, tool: mt.Tool) -> PublishedTool:
+    def _publish(self, peer: str, tool: mt.Tool, schema_key: bytes | None = None) -> PublishedTool:
         if tool.input_schema is not None and not isinstance(tool.input_schema, Mapping):
             raise ToolConversionError(
                 f"tool {shown(tool.name)} of peer {shown(peer)} cannot be offered to OpenAI: its input "
@@ -311,14 +315,22 @@ class Catalogue:
         fresh = name is None
         if name is None:
             name = self._names.assign(key)
-        parameters, repairs = convert_for_openai(tool.input_schema)
+        # Plain trees of the same JSON text that are equal (so are their keys) convert alike, and keep
+        # every constraint (a container met twice, in-process only, is not looked for: it loses none).
+        slot = None if schema_key is None else self._converted.get(schema_key)
+        if slot is not None and plain_equal(tool.input_schema, slot[2]):
+            survives = True
+        else:
+            survives, plain = schema_shape(tool.input_schema)
+            slot = [convert_for_openai(tool.input_schema), None, None]
+            if plain and schema_key is not None:
+                slot[2] = plain_copy(tool.input_schema)  # the peer's own tree may change later
+                if len(self._converted) >= _MAX_CONVERTED:
+                    del self._converted[next(iter(self._converted))]
+                self._converted[schema_key] = slot
+        parameters, repairs = slot[0]
         # The conversion may stand in for the peer's schema only when it accepts the same arguments.
-        keep_original = (
-            self._strict is not False
-            or self._json_strings
-            or bool(repairs)
-            or not survives_conversion(tool.input_schema)
-        )
+        keep_original = self._strict is not False or self._json_strings or bool(repairs) or not survives
         entry = PublishedTool(
             name=name,
             peer=peer,
@@ -339,14 +351,14 @@ class Catalogue:
                     peer=peer,
                     tool_name=tool.name,
                 )
-            self._expose(entry)
+            self._expose(entry, slot)
         except ToolConversionError:
             if fresh:
                 self._names.release(key)
             raise
         return entry
 
-    def _expose(self, entry: PublishedTool) -> None:
+    def _expose(self, entry: PublishedTool, slot: list[Any] | None = None) -> None:
         """Apply the JSON-string and strict options to what the model sees of `entry`, then check it
         as it will be sent: a form the API would refuse is never published.
 
@@ -363,7 +375,12 @@ class Catalogue:
                 return
             if refused:  # the strict form breaks a rule: the tool goes out in its non-strict form
                 outcome = entry.strict_outcome = StrictOutcome(None, refused, outcome.notes)
-        problems = check_outbound(entry.parameters, strict=False)
+        if slot is not None and entry.parameters is slot[0].parameters:  # a shared conversion
+            if slot[1] is None:
+                slot[1] = check_outbound(entry.parameters, strict=False)
+            problems = slot[1]
+        else:
+            problems = check_outbound(entry.parameters, strict=False)
         if problems:
             raise ToolConversionError(
                 f"tool {entry.tool!r} of peer {entry.peer!r} is not offered: OpenAI would refuse its "
@@ -390,6 +407,8 @@ class Catalogue:
         self._views.clear()
 
 
+_MAX_CONVERTED = 1024
+"""How many conversions are kept for peers that list the same schemas."""
 _MAX_DEPARTED = 4096
 """How many withdrawn names are remembered, to tell the model why a call to one failed."""
 

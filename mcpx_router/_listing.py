@@ -21,7 +21,8 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from typing import Any, Final
 
 import mcp_types as mt
@@ -32,10 +33,16 @@ from ._schema import convert_parameters
 
 __all__ = ["checked_tool", "repair_text"]
 
-_ENCODE: Final = json.JSONEncoder(
+_ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
-).encode
+)
 """As the SDK encodes, without its cycle check (a quarter of the time): a cycle ends in RecursionError."""
+_CHUNKS: Final[Callable[[Any, int], list[str]] | None] = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(None, _ENCODER.default, c_encode_basestring, None, ":", ",", False, False, False)
+)
+"""The C encoder `_ENCODER.encode` makes on each call, made once."""
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _TEXT: Final = frozenset({"description", "title"})
 """Schema keywords whose string value only informs the model, and so may be repaired."""
@@ -49,18 +56,21 @@ def repair_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes]:
-    """The tool as it may be published (text repaired if need be) and a fingerprint of its definition.
+def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes, bytes | None]:
+    """The tool as it may be published (text repaired if need be), a fingerprint of its definition,
+    and a digest of its input schema's JSON (None when the schema has no JSON of its own: a cycle,
+    or nesting deeper than the conversion keeps).
 
     Two listings of a tool have the same fingerprint exactly when the JSON of their description,
-    title and input schema is the same. Raises ToolConversionError when the tool cannot be sent.
+    title and input schema is the same, and the same schema digest when the JSON of their input
+    schemas is. Raises ToolConversionError when the tool cannot be sent.
     """
     try:
-        return tool, _fingerprint(tool.description, tool.title, tool.input_schema)
+        return tool, *_fingerprint(tool.description, tool.title, tool.input_schema)
     except (ValueError, TypeError, RecursionError):  # UnicodeEncodeError is a ValueError
         tool = _repaired(tool)
     try:
-        return tool, _fingerprint(tool.description, tool.title, tool.input_schema)
+        return tool, *_fingerprint(tool.description, tool.title, tool.input_schema)
     except (ValueError, TypeError, RecursionError):
         pass
     # A cycle (in-process only) or nesting deeper than the conversion keeps: what is sent is the
@@ -68,7 +78,8 @@ def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes]:
     problem = _problem(tool.input_schema, "", 0, frozenset())
     if problem is None:
         try:
-            return tool, _fingerprint(tool.description, tool.title, convert_parameters(tool.input_schema))
+            converted = convert_parameters(tool.input_schema)
+            return tool, _fingerprint(tool.description, tool.title, converted)[0], None
         except (ValueError, TypeError, RecursionError) as exc:
             problem = f"it cannot be encoded as JSON ({type(exc).__name__}: {exc})"
     raise ToolConversionError(
@@ -78,9 +89,16 @@ def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes]:
     )
 
 
-def _fingerprint(description: str | None, title: str | None, schema: Any) -> bytes:
-    text = _ENCODE([description, title, schema]).encode()  # what cannot be sent raises here
-    return hashlib.blake2b(text, digest_size=16).digest()
+def _fingerprint(description: str | None, title: str | None, schema: Any) -> tuple[bytes, bytes]:
+    """Digests of the JSON of the whole definition and of the schema alone, each encoded once."""
+    schema_key = hashlib.blake2b(_encode(schema).encode(), digest_size=16).digest()  # unsendable: raises
+    text = _encode([description, title]).encode()
+    return hashlib.blake2b(schema_key + text, digest_size=16).digest(), schema_key
+
+
+def _encode(value: Any) -> str:
+    """`_ENCODER.encode(value)`."""
+    return _ENCODER.encode(value) if _CHUNKS is None else "".join(_CHUNKS(value, 0))
 
 
 def _repaired(tool: mt.Tool) -> mt.Tool:
