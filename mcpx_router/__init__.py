@@ -29,11 +29,11 @@ from ._events import (
     ToolsChanged,
 )
 from ._naming import NameTable, ToolKey, is_legal_name
-from ._results import render_result
 from ._router import PeerStatus, Router
-from ._schema import convert_parameters
 from ._session import ToolSession
 from ._topic_peers import TopicMembership
+from .model._results import render_result
+from .model._schema import convert_parameters
 from .peers import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer, load_config
 
 __all__ = [

@@ -15,9 +15,6 @@ from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses import FunctionToolParam
 from openai.types.shared_params import FunctionDefinition
 
-from ._arguments import ArgumentsError
-from ._budget import MAX_TOOLS_PER_REQUEST, conversation_text
-from ._calls import ToolCall, answer, parse_one_call, parse_tool_call, tool_call_items
 from ._catalogue import Catalogue, Format, PublishedTool
 from ._dispatch import (
     Outcome,
@@ -40,8 +37,11 @@ from ._errors import (
 from ._events import CallProgress
 from ._link import PeerLink
 from ._naming import ToolKey, check_peer_id, shown
-from ._rich import chat_media_message, has_media, responses_output
 from ._session import ToolSession, list_all_tools
+from .model._arguments import ArgumentsError
+from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
+from .model._calls import ToolCall, answer, parse_one_call, parse_tool_call, tool_call_items
+from .model._rich import chat_media_message, has_media, responses_output
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter", "Outcome"]
 

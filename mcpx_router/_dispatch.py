@@ -13,16 +13,16 @@ import mcp
 import mcp_types as mt
 from mcp.shared.dispatcher import ProgressFnT
 
-from ._arguments import ArgumentsError, list_problems, parse_arguments
-from ._budget import matches
 from ._catalogue import PublishedTool
 from ._errors import PeerUnavailableError, UsageError
-from ._jsonstring import decode_stringified
-from ._repair import drop_optional_nulls, repair_arguments
-from ._results import render_result
-from ._rich import truncate
 from ._session import ToolSession
-from ._strict import strip_added_nulls
+from .model._arguments import ArgumentsError, list_problems, parse_arguments
+from .model._budget import matches
+from .model._jsonstring import decode_stringified
+from .model._repair import drop_optional_nulls, repair_arguments
+from .model._results import render_result
+from .model._rich import truncate
+from .model._strict import strip_added_nulls
 
 __all__ = [
     "Outcome",

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpx_router._arguments import ArgumentsError, parse_arguments
-from mcpx_router._jsonstring import StringifyPlan, decode_stringified, stringify_complex_parameters
-from mcpx_router._repair import drop_optional_nulls, repair_arguments
-from mcpx_router._validation import ArgumentValidator, prepare_arguments, validate_arguments
+from mcpx_router.model._arguments import ArgumentsError, parse_arguments
+from mcpx_router.model._jsonstring import StringifyPlan, decode_stringified, stringify_complex_parameters
+from mcpx_router.model._repair import drop_optional_nulls, repair_arguments
+from mcpx_router.model._validation import ArgumentValidator, prepare_arguments, validate_arguments
 
 HINT = "Send the arguments as one JSON object whose keys are the tool's parameter names."
 FIX = "Fix these problems and call the tool again."
@@ -1248,7 +1248,7 @@ _json_scalars = st.one_of(
 
 @given(_quick_schema, st.dictionaries(st.sampled_from("abcde"), _json_scalars, max_size=5))
 def test_quick_check_agrees_with_full_validation(schema: dict[str, Any], args: dict[str, Any]) -> None:
-    from mcpx_router._validation import quick_check
+    from mcpx_router.model._validation import quick_check
 
     quick = quick_check(schema)
     assert quick is not None

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcpx_router._budget import LexicalIndex, conversation_text, matches, rank, shorten, tokens
+from mcpx_router.model._budget import LexicalIndex, conversation_text, matches, rank, shorten, tokens
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from openai.types.responses import Response, ResponseCustomToolCall, ResponseFun
 from openai.types.responses.response_output_item import ResponseOutputItem
 
 from mcpx_router import OpenAIPeerToolAdapter, ToolCallFormatError
-from mcpx_router._calls import PASSED_OVER
+from mcpx_router.model._calls import PASSED_OVER
 
 from ._model_peers import RecordingPeer, connected
 from .sdk_examples import UNIONS, example, item_types, members

@@ -25,7 +25,7 @@ from openai.types.responses import ResponseCustomToolCall, ResponseFunctionToolC
 from openai.types.responses.response_output_item import ResponseOutputItem
 
 from mcpx_router import OpenAIPeerToolAdapter, ToolCallFormatError
-from mcpx_router._calls import PASSED_OVER
+from mcpx_router.model._calls import PASSED_OVER
 
 from ._model_peers import RecordingPeer, connected
 from .sdk_examples import example, item_types, members

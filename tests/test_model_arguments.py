@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from mcpx_router import OpenAIPeerToolAdapter
-from mcpx_router._strict import check_strict
 from mcpx_router.loop import LoopResult
+from mcpx_router.model._strict import check_strict
 
 from ._model_peers import RecordingPeer, connected
 from ._openai_replay import (

@@ -19,9 +19,9 @@ from mcp import Client
 from openai import AsyncOpenAI
 
 from mcpx_router import OpenAIPeerToolAdapter, is_legal_name
-from mcpx_router._outbound_rules import check_parameters
-from mcpx_router._strict import check_strict
 from mcpx_router.loop import run_chat
+from mcpx_router.model._outbound_rules import check_parameters
+from mcpx_router.model._strict import check_strict
 
 from . import _servers
 from ._model_peers import RecordingPeer, connected

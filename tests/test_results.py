@@ -12,7 +12,7 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 
 from mcpx_router import render_result
-from mcpx_router._results import NO_OUTPUT, render_content
+from mcpx_router.model._results import NO_OUTPUT, render_content
 
 REPR_MARKERS = (
     "TextContent(",

@@ -22,7 +22,7 @@ from mcp.server.mcpserver import MCPServer
 
 from mcpx_router import OpenAIPeerToolAdapter, PeerUnavailableError, ToolConversionError, convert_parameters
 from mcpx_router._catalogue import Catalogue
-from mcpx_router._schema import (
+from mcpx_router.model._schema import (
     chat_tool,
     describe_tool,
     legacy_function,

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mcpx_router._strict as strict_module
-from mcpx_router._outbound_rules import check_parameters
-from mcpx_router._strict import StrictOutcome, check_strict, make_strict, strip_added_nulls
-from mcpx_router._strict_limits import resolve_local_ref
+import mcpx_router.model._strict as strict_module
+from mcpx_router.model._outbound_rules import check_parameters
+from mcpx_router.model._strict import StrictOutcome, check_strict, make_strict, strip_added_nulls
+from mcpx_router.model._strict_limits import resolve_local_ref
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tool_schemas"
 

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mcpx_router import OpenAIPeerToolAdapter, is_legal_name
-from mcpx_router._outbound_rules import check_parameters
+from mcpx_router.model._outbound_rules import check_parameters
 
 from . import _servers
 

@@ -13,12 +13,23 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, validators
 
-from mcpx_router._arguments import ArgumentsError, flatten, parse_arguments, resolve_local_ref, schema_types
-from mcpx_router._jsonstring import decode_stringified, stringify_complex_parameters
-from mcpx_router._repair import _takes_null, drop_optional_nulls, repair_arguments
-from mcpx_router._schema import convert_parameters
-from mcpx_router._strict import make_strict, strip_added_nulls
-from mcpx_router._validation import ArgumentValidator, prepare_arguments, quick_check, survives_conversion
+from mcpx_router.model._arguments import (
+    ArgumentsError,
+    flatten,
+    parse_arguments,
+    resolve_local_ref,
+    schema_types,
+)
+from mcpx_router.model._jsonstring import decode_stringified, stringify_complex_parameters
+from mcpx_router.model._repair import _takes_null, drop_optional_nulls, repair_arguments
+from mcpx_router.model._schema import convert_parameters
+from mcpx_router.model._strict import make_strict, strip_added_nulls
+from mcpx_router.model._validation import (
+    ArgumentValidator,
+    prepare_arguments,
+    quick_check,
+    survives_conversion,
+)
 
 # --- strategies --------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mcpx_router._arguments import (
+from mcpx_router.model._arguments import (
     ArgumentsError,
     a_or_an,
     flatten,

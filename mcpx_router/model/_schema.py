@@ -19,9 +19,9 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
+from .._errors import ToolConversionError
+from .._naming import is_legal_name
 from ._budget import shorten
-from ._errors import ToolConversionError
-from ._naming import is_legal_name
 
 __all__ = [
     "EMPTY_PARAMETERS",

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaFunctionCall, ChoiceDeltaToolCall
 from pydantic import BaseModel
 
-from ._errors import ToolCallFormatError
+from .._errors import ToolCallFormatError
 
 __all__ = [
     "PASSED_OVER",
