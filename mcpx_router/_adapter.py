@@ -8,7 +8,6 @@ from types import TracebackType
 from typing import Any, Literal, Self, cast
 
 import anyio
-import mcp
 import mcp_types as mt
 from mcp.shared.dispatcher import ProgressFnT
 from openai.types.chat import ChatCompletionFunctionToolParam
@@ -17,6 +16,7 @@ from openai.types.shared_params import FunctionDefinition
 
 from ._catalogue import Catalogue, Format, PublishedTool
 from ._dispatch import (
+    CallProgress,
     Outcome,
     PeerEntry,
     check_limit,
@@ -34,10 +34,8 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
-from ._events import CallProgress
-from ._link import PeerLink
 from ._naming import ToolKey, check_peer_id, shown
-from ._session import ToolSession, list_all_tools
+from ._session import ToolSession, is_native, list_all_tools
 from .model._arguments import ArgumentsError
 from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
 from .model._calls import ToolCall, answer, parse_one_call, parse_tool_call, tool_call_items
@@ -200,7 +198,7 @@ class OpenAIPeerToolAdapter:
             include=patterns("include", include),
             exclude=patterns("exclude", exclude),
             tool_timeouts=dict(tool_timeouts or {}),
-            native=isinstance(session, mcp.Client | mcp.ClientSession | PeerLink),
+            native=is_native(session),
         )
         self._joining.add(peer_id)
         try:

@@ -22,9 +22,9 @@ import anyio.abc
 from mcp.server.mcpserver import MCPServer
 
 from ._console import run_command
-from ._events import PeerLeft
-from ._router import Router
 from .mcpx import TopicClient, bridge_stdio_server, run_gateway, serve_participant
+from .peers._events import PeerLeft
+from .peers._router import Router
 from .testing import search_agent, weather_station
 
 __all__ = ["run_topic_demo"]

@@ -25,6 +25,7 @@ from .model._rich import truncate
 from .model._strict import strip_added_nulls
 
 __all__ = [
+    "CallProgress",
     "Outcome",
     "PeerEntry",
     "check_limit",
@@ -37,6 +38,21 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mcpx_router")
+
+
+@dataclass(frozen=True, slots=True)
+class CallProgress:
+    """A progress notification from a peer about a tool call that is still running."""
+
+    peer: str
+    version: int
+    name: str
+    """The public name that was called."""
+    tool: str
+    call_id: str | None
+    progress: float
+    total: float | None
+    message: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,14 +22,14 @@ from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import ListenNotSupportedError, Subscription, SubscriptionLost
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ._adapter import OpenAIPeerToolAdapter
-from ._backoff import Reconnect
-from ._errors import PeerUnavailableError
+from .._adapter import OpenAIPeerToolAdapter
+from .._backoff import Reconnect
+from .._errors import PeerUnavailableError
+from .._session import ToolSession
 from ._events import EventHub, HealthChanged, PeerJoined, PeerLeft, ToolsChanged
 from ._link import Connection, PeerLink, looks_like_connection_failure
-from ._session import ToolSession
-from .peers._open import open_session
-from .peers._specs import (
+from ._open import open_session
+from ._specs import (
     DEFAULT,
     HttpPeer,
     InProcessPeer,

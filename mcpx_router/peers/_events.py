@@ -15,6 +15,8 @@ from typing import Self, TypeAlias
 
 import anyio
 
+from .._dispatch import CallProgress
+
 __all__ = [
     "CallProgress",
     "EventHub",
@@ -74,21 +76,6 @@ class HealthChanged:
     """How many reconnect attempts have failed since the peer was lost."""
     retry_in: float | None = None
     """Seconds until the next attempt (None: none is planned)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CallProgress:
-    """A progress notification from a peer about a tool call that is still running."""
-
-    peer: str
-    version: int
-    name: str
-    """The public name that was called."""
-    tool: str
-    call_id: str | None
-    progress: float
-    total: float | None
-    message: str | None
 
 
 RouterEvent: TypeAlias = PeerJoined | PeerLeft | ToolsChanged | HealthChanged | CallProgress

@@ -20,14 +20,14 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from ._backoff import Reconnect
-from ._errors import DuplicatePeerError, PeerUnavailableError
+from .._backoff import Reconnect
+from .._errors import DuplicatePeerError, PeerUnavailableError
+from ..mcpx._errors import MCPxConnectionError
+from ..mcpx._participant import ParticipantServer, serve_participant
+from ..mcpx._topic import TopicClient
+from ..mcpx._topic_events import ConnectionEvent, ConnectionState, PresenceEvent, TopicEvent
 from ._member import Member, Settings
-from .mcpx._errors import MCPxConnectionError
-from .mcpx._participant import ParticipantServer, serve_participant
-from .mcpx._topic import TopicClient
-from .mcpx._topic_events import ConnectionEvent, ConnectionState, PresenceEvent, TopicEvent
-from .peers._specs import ParticipantPeer
+from ._specs import ParticipantPeer
 
 if TYPE_CHECKING:
     from mcp.server import Server

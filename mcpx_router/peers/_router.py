@@ -15,17 +15,17 @@ from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses import FunctionToolParam
 from openai.types.shared_params import FunctionDefinition
 
-from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter, Outcome
-from ._backoff import Reconnect
-from ._catalogue import PublishedTool
-from ._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError
+from .._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter, Outcome
+from .._backoff import Reconnect
+from .._catalogue import PublishedTool
+from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError
+from .._naming import check_peer_id
+from ..mcpx._pace import DEFAULT_SEND_RATE
+from ._config import load_config
 from ._events import CallProgress, EventHub, EventStream, RouterEvent
 from ._member import Member, Settings
-from ._naming import check_peer_id
+from ._specs import PeerSpec, as_peer_spec
 from ._topic_peers import TopicMembership
-from .mcpx._pace import DEFAULT_SEND_RATE
-from .peers._config import load_config
-from .peers._specs import PeerSpec, as_peer_spec
 
 if TYPE_CHECKING:
     from mcp.server import Server

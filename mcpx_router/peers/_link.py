@@ -16,8 +16,8 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ._errors import PeerUnavailableError
-from ._session import ToolSession
+from .._errors import PeerUnavailableError
+from .._session import NativeSession, ToolSession
 
 __all__ = ["Connection", "PeerLink", "looks_like_connection_failure", "note_refused", "note_written"]
 
@@ -96,7 +96,7 @@ def note_refused() -> None:
         sending.refused = True
 
 
-class PeerLink:
+class PeerLink(NativeSession):
     """Stands for a peer's session in the adapter across reconnects.
 
     Calls go to the live connection; a call that fails because the connection went away is
