@@ -14,9 +14,9 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from ._adapter import OpenAIPeerToolAdapter
-from ._console import run_command
-from .testing import demo_peers
+from .._adapter import OpenAIPeerToolAdapter
+from .._console import run_command
+from ..testing import demo_peers
 
 _DEFAULT_PROMPT = (
     "What's the weather in Lisbon and Oslo for the next two days, are there alerts in Norway, "
@@ -100,7 +100,7 @@ async def _scripted_turn(adapter: OpenAIPeerToolAdapter) -> None:
 async def _conversation(adapter: OpenAIPeerToolAdapter, prompt: str) -> int:
     from openai import AsyncOpenAI
 
-    from .loop import run_chat
+    from ..loop import run_chat
 
     model = os.environ.get("OPENAI_MODEL", "gpt-4o-mini")
     messages: list[Any] = [

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ._console import INTERRUPTED, add_connect_timeout, add_verbose, console_logging
+from .._console import INTERRUPTED, add_connect_timeout, add_verbose, console_logging
 from ._peer_commands import add_peer_commands
 
 __all__ = ["main"]
@@ -100,11 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv[:1] == ["gateway"]:
-            from .mcpx import gateway_cli
+            from ..mcpx import gateway_cli
 
             return gateway_cli(argv[1:])
         if argv[:1] == ["bridge"]:
-            from .mcpx import bridge_cli
+            from ..mcpx import bridge_cli
 
             return bridge_cli(argv[1:])
         args = build_parser().parse_args(argv)

@@ -16,12 +16,12 @@ from typing import Any
 
 import anyio
 
-from ._catalogue import PublishedTool
-from ._console import add_verbose, positive_seconds, run_command
-from ._errors import RouterError
-from .mcpx import static_token
-from .peers import PeerSpec, load_config
-from .peers._router import Router
+from .._catalogue import PublishedTool
+from .._console import add_verbose, positive_seconds, run_command
+from .._errors import RouterError
+from ..mcpx import static_token
+from ..peers import PeerSpec, load_config
+from ..peers._router import Router
 
 __all__ = ["add_peer_commands"]
 

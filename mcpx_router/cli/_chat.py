@@ -23,12 +23,12 @@ import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectSendStream
 from openai import APIError, AsyncOpenAI
 
-from ._adapter import OpenAIPeerToolAdapter
-from ._console import run_command
-from ._errors import RouterError
-from .loop import run_chat
-from .peers import load_config
-from .peers._router import Router
+from .._adapter import OpenAIPeerToolAdapter
+from .._console import run_command
+from .._errors import RouterError
+from ..loop import run_chat
+from ..peers import load_config
+from ..peers._router import Router
 
 __all__ = ["run_chat_command"]
 

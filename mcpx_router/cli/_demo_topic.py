@@ -21,11 +21,11 @@ import anyio
 import anyio.abc
 from mcp.server.mcpserver import MCPServer
 
-from ._console import run_command
-from .mcpx import TopicClient, bridge_stdio_server, run_gateway, serve_participant
-from .peers._events import PeerLeft
-from .peers._router import Router
-from .testing import search_agent, weather_station
+from .._console import run_command
+from ..mcpx import TopicClient, bridge_stdio_server, run_gateway, serve_participant
+from ..peers._events import PeerLeft
+from ..peers._router import Router
+from ..testing import search_agent, weather_station
 
 __all__ = ["run_topic_demo"]
 
