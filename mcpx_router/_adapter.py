@@ -9,11 +9,11 @@ from typing import Any, Literal, Self, cast
 
 import anyio
 import mcp_types as mt
-from mcp.shared.dispatcher import ProgressFnT
 from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses import FunctionToolParam
 from openai.types.shared_params import FunctionDefinition
 
+from ._answering import UNSET, Answerer
 from ._catalogue import Catalogue, Format, PublishedTool
 from ._dispatch import (
     CallProgress,
@@ -22,10 +22,7 @@ from ._dispatch import (
     check_limit,
     check_timeout,
     patterns,
-    prepare_arguments,
-    run_on_peer,
 )
-from ._dispatch import error as _error
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,
@@ -36,10 +33,8 @@ from ._errors import (
 )
 from ._naming import ToolKey, check_peer_id, shown
 from ._session import ToolSession, is_native, list_all_tools
-from .model._arguments import ArgumentsError
 from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
-from .model._calls import ToolCall, answer, parse_one_call, parse_tool_call, tool_call_items
-from .model._rich import chat_media_message, has_media, responses_output
+from .model._calls import ToolCall, parse_one_call, parse_tool_call, tool_call_items
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter", "Outcome"]
 
@@ -48,7 +43,7 @@ logger = logging.getLogger("mcpx_router")
 DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told it timed out."""
 
-_UNSET: Any = object()
+_UNSET: Any = UNSET
 
 
 class OpenAIPeerToolAdapter:
@@ -120,6 +115,13 @@ class OpenAIPeerToolAdapter:
         self._published: dict[str, int] = {}
         self._closed = False
         self.on_progress = on_progress
+        self._answerer = Answerer(
+            self._catalogue,
+            self._peers,
+            media=media,
+            max_output_chars=max_output_chars,
+            on_progress=lambda: self.on_progress,
+        )
 
     async def __aenter__(self) -> Self:
         self._check_open()
@@ -379,29 +381,7 @@ class OpenAIPeerToolAdapter:
             parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else index)
             for index, item in enumerate(items)
         )
-        calls = [call for call in parsed if call is not None]
-        if len(calls) == 1:  # the usual turn: no task group needed
-            outcomes = [await self._run(calls[0], call_timeout)]
-        else:
-            outcomes = [_NOT_RUN] * len(calls)
-
-            async def run(index: int, call: ToolCall) -> None:
-                outcomes[index] = await self._run(call, call_timeout)
-
-            async with anyio.create_task_group() as tg:
-                for index, call in enumerate(calls):
-                    tg.start_soon(run, index, call)
-        answers = [self._answer(call, o) for call, o in zip(calls, outcomes, strict=True)]
-        if self._media == "attach":
-            media = [
-                (call.call_id or "", call.name, o.result)
-                for call, o in zip(calls, outcomes, strict=True)
-                if call.shape == "chat" and o.result is not None and has_media(o.result)
-            ]
-            follow_up = chat_media_message(media)
-            if follow_up is not None:
-                answers.append(follow_up)
-        return answers
+        return await self._answerer.answer_all([call for call in parsed if call is not None], call_timeout)
 
     async def execute_function_call(
         self, call: Any, *, call_timeout: float | None = _UNSET
@@ -411,60 +391,9 @@ class OpenAIPeerToolAdapter:
         if call_timeout is not _UNSET:
             check_timeout(call_timeout)
         parsed = parse_one_call(call)
-        return self._answer(parsed, await self._run(parsed, call_timeout))
+        return self._answerer.answer(parsed, await self._answerer.run(parsed, call_timeout))
 
     async def call(self, name: str, arguments: Any, *, call_timeout: float | None = _UNSET) -> Outcome:
         """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
         self._check_open()
-        return await self._run(ToolCall("function", None, name, arguments), call_timeout)
-
-    def _answer(self, call: ToolCall, outcome: Outcome) -> dict[str, Any]:
-        if self._media == "attach" and call.shape == "responses" and has_media(outcome.result):
-            assert outcome.result is not None
-            heading = f"Error: {call.name} reported a failure:" if outcome.is_error else None
-            output = responses_output(
-                outcome.result, outcome.text, limit=self._max_output_chars, heading=heading
-            )
-            return answer(call, output)
-        return answer(call, outcome.text)
-
-    async def _run(self, call: ToolCall, call_timeout: float | None) -> Outcome:
-        if call.problem is not None:
-            return _error(call.problem)
-        tool = self._catalogue.lookup(call.name)
-        peer = self._peers.get(tool.peer) if tool is not None else None
-        if tool is None or peer is None:
-            return _error(self._catalogue.why_unknown(call.name))
-        try:
-            arguments = prepare_arguments(tool, call.arguments)
-        except ArgumentsError as exc:
-            return _error(f"{call.name} was not called. {exc}", tool)
-        limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is _UNSET else call_timeout
-        return await run_on_peer(
-            peer,
-            tool,
-            call.name,
-            arguments,
-            limit,
-            max_output_chars=self._max_output_chars,
-            progress=self._progress_reporter(tool, call.call_id),
-        )
-
-    def _progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None:
-        report = self.on_progress
-        if report is None:
-            return None
-
-        async def progress(progress: float, total: float | None, message: str | None) -> None:
-            try:
-                version = self.version
-                report(
-                    CallProgress(tool.peer, version, tool.name, tool.tool, call_id, progress, total, message)
-                )
-            except Exception:
-                logger.exception("on_progress raised")
-
-        return progress
-
-
-_NOT_RUN = _error("the call was not run")
+        return await self._answerer.run(ToolCall("function", None, name, arguments), call_timeout)

@@ -22,7 +22,7 @@ from .model._jsonstring import decode_stringified
 from .model._repair import drop_optional_nulls, repair_arguments
 from .model._results import render_result
 from .model._rich import truncate
-from .model._strict import strip_added_nulls
+from .model._strict_outcome import strip_added_nulls
 
 __all__ = [
     "CallProgress",

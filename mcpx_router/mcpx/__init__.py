@@ -7,8 +7,8 @@ Bridge: `bridge_stdio_server`, `run_bridge`, `bridge_main` (make any stdio MCP s
 """
 
 from ._auth import TokenProvider, dev_token_provider, static_token, websocket_url
-from ._bridge import StdioBridge, bridge_stdio_server, run_bridge
-from ._bridge_cli import bridge_cli, bridge_main
+from ._bridge import StdioBridge, bridge_stdio_server
+from ._bridge_cli import bridge_cli, bridge_main, run_bridge
 from ._channel import ParticipantTransport
 from ._envelope import (
     GATEWAY_ID,

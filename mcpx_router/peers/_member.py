@@ -11,7 +11,6 @@ import logging
 import math
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -23,12 +22,12 @@ from mcp.client.subscriptions import ListenNotSupportedError, Subscription, Subs
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._adapter import OpenAIPeerToolAdapter
-from .._backoff import Reconnect
 from .._errors import PeerUnavailableError
 from .._session import ToolSession
 from ._events import EventHub, HealthChanged, PeerJoined, PeerLeft, ToolsChanged
 from ._link import Connection, PeerLink, looks_like_connection_failure
 from ._open import open_session
+from ._settings import Settings
 from ._specs import (
     DEFAULT,
     HttpPeer,
@@ -39,18 +38,9 @@ from ._specs import (
     StdioPeer,
 )
 
-__all__ = ["Member", "Settings"]
+__all__ = ["Member"]
 
 logger = logging.getLogger("mcpx_router")
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    reconnect: Reconnect
-    connect_timeout: float
-    refresh_debounce: float
-    health_interval: float | None
-    health_timeout: float = 10.0
 
 
 class Member:

@@ -11,21 +11,19 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 import anyio.abc
-from openai.types.chat import ChatCompletionFunctionToolParam
-from openai.types.responses import FunctionToolParam
-from openai.types.shared_params import FunctionDefinition
 
-from .._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter, Outcome
+from .._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from .._backoff import Reconnect
-from .._catalogue import PublishedTool
 from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError
 from .._naming import check_peer_id
 from ..mcpx._pace import DEFAULT_SEND_RATE
 from ._config import load_config
 from ._events import CallProgress, EventHub, EventStream, RouterEvent
-from ._member import Member, Settings
+from ._face import AdapterFace
+from ._member import Member
+from ._settings import Settings, checked_settings
 from ._specs import PeerSpec, as_peer_spec
-from ._topic_peers import TopicMembership
+from ._topic_peers import TopicHost, TopicMembership
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -51,7 +49,7 @@ class PeerStatus:
     last_error: str | None
 
 
-class Router:
+class Router(AdapterFace):
     """Connects to MCP peers, keeps them connected, and offers all their tools as one OpenAI tool list.
 
     Each peer is a task in the Router's task group: joining returns once the peer's handshake
@@ -98,24 +96,16 @@ class Router:
         health_timeout: float = 10.0,
         on_event: Callable[[RouterEvent], object] | None = None,
     ) -> None:
-        if not connect_timeout > 0:
-            raise ValueError(f"connect_timeout must be a positive number of seconds, not {connect_timeout!r}")
-        if not refresh_debounce >= 0:
-            raise ValueError(f"refresh_debounce must be >= 0 seconds, not {refresh_debounce!r}")
-        if health_interval is not None and not health_interval > 0:
-            raise ValueError(f"health_interval must be positive or None, not {health_interval!r}")
-        if not health_timeout > 0:
-            raise ValueError(f"health_timeout must be a positive number of seconds, not {health_timeout!r}")
-        self._hub = EventHub(on_event)
-        self._owns_adapter = adapter is None
-        self._adapter = adapter if adapter is not None else OpenAIPeerToolAdapter(call_timeout=call_timeout)
-        self._settings = Settings(
-            reconnect=reconnect if reconnect is not None else Reconnect(),
+        self._settings = checked_settings(
+            reconnect=reconnect,
             connect_timeout=connect_timeout,
             refresh_debounce=refresh_debounce,
             health_interval=health_interval,
             health_timeout=health_timeout,
         )
+        self._hub = EventHub(on_event)
+        self._owns_adapter = adapter is None
+        self._adapter = adapter if adapter is not None else OpenAIPeerToolAdapter(call_timeout=call_timeout)
         self._members: dict[str, Member] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._closed = False
@@ -292,7 +282,7 @@ class Router:
         """
         tg = self._open_group()
         membership = TopicMembership(
-            self,
+            TopicHost(self._settings, self._members, lambda: self._adapter.peers, self._start_member),
             gateway_url,
             topic,
             participant_id,
@@ -391,40 +381,3 @@ class Router:
     def _forget(self, member: Member) -> None:
         if self._members.get(member.peer) is member:
             del self._members[member.peer]
-
-    # -- the adapter's face -----------------------------------------------------------------
-
-    @property
-    def adapter(self) -> OpenAIPeerToolAdapter:
-        """The adapter the tools are published through."""
-        return self._adapter
-
-    @property
-    def version(self) -> int:
-        """The catalogue version: it changes whenever the published tools do."""
-        return self._adapter.version
-
-    @property
-    def tools(self) -> tuple[PublishedTool, ...]:
-        """Every published tool."""
-        return self._adapter.tools
-
-    def get_openai_tools(self, **options: Any) -> tuple[ChatCompletionFunctionToolParam, ...]:
-        """The Chat Completions `tools` list (see `OpenAIPeerToolAdapter.get_openai_tools`)."""
-        return self._adapter.get_openai_tools(**options)
-
-    def get_responses_tools(self, **options: Any) -> tuple[FunctionToolParam, ...]:
-        """The Responses API `tools` list (see `OpenAIPeerToolAdapter.get_responses_tools`)."""
-        return self._adapter.get_responses_tools(**options)
-
-    def get_openai_functions(self, **options: Any) -> tuple[FunctionDefinition, ...]:
-        """The legacy `functions` list (see `OpenAIPeerToolAdapter.get_openai_functions`)."""
-        return self._adapter.get_openai_functions(**options)
-
-    async def dispatch(self, tool_calls: Any, **options: Any) -> list[dict[str, Any]]:
-        """Answer the model's tool calls, one answer each, in order (see `OpenAIPeerToolAdapter.dispatch`)."""
-        return await self._adapter.dispatch(tool_calls, **options)
-
-    async def call(self, name: str, arguments: Any, **options: Any) -> Outcome:
-        """Call one tool by public name (see `OpenAIPeerToolAdapter.call`)."""
-        return await self._adapter.call(name, arguments, **options)

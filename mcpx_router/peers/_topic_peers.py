@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
@@ -26,20 +26,33 @@ from ..mcpx._errors import MCPxConnectionError
 from ..mcpx._participant import ParticipantServer, serve_participant
 from ..mcpx._topic import TopicClient
 from ..mcpx._topic_events import ConnectionEvent, ConnectionState, PresenceEvent, TopicEvent
-from ._member import Member, Settings
-from ._specs import ParticipantPeer
+from ._member import Member
+from ._settings import Settings
+from ._specs import ParticipantPeer, PeerSpec
 
 if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.mcpserver import MCPServer
-
-    from ._router import Router
 
 __all__ = ["TopicMembership"]
 
 logger = logging.getLogger("mcpx_router")
 
 _EVENT_BUFFER = 100_000
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TopicHost:
+    """What a topic membership needs of the Router it feeds (so that it need not know the Router)."""
+
+    settings: Settings
+    """The Router's settings; a participant's session takes its timeouts and probes from them."""
+    members: Mapping[str, Member]
+    """The Router's members, live: who holds each peer id now."""
+    registered: Callable[[], Iterable[str]]
+    """The peer ids whose first handshake is done (the adapter's peers)."""
+    start_member: Callable[[str, PeerSpec, Settings], Awaitable[tuple[str, ...]]]
+    """Start a member under the Router's task group; returns once it joined (raises if not)."""
 
 
 class TopicMembership:
@@ -56,7 +69,7 @@ class TopicMembership:
 
     def __init__(
         self,
-        router: Router,
+        host: TopicHost,
         gateway_url: str,
         topic: str,
         participant_id: str,
@@ -78,7 +91,7 @@ class TopicMembership:
         self.gateway_url = gateway_url
         self.topic = topic
         self._requested_id = participant_id
-        self._router = router
+        self._host = host
         self._token_provider = token_provider
         self._include = _patterns("include", include)
         self._exclude = _patterns("exclude", exclude)
@@ -96,9 +109,9 @@ class TopicMembership:
             # decides when it is gone (a `leave`, or giving up on the gateway).
             reconnect=dataclasses.replace(reconnect, max_attempts=None, give_up_after=None),
             connect_timeout=handshake_timeout,
-            refresh_debounce=router._settings.refresh_debounce,
-            health_interval=router._settings.health_interval,
-            health_timeout=router._settings.health_timeout,
+            refresh_debounce=host.settings.refresh_debounce,
+            health_interval=host.settings.health_interval,
+            health_timeout=host.settings.health_timeout,
         )
         self._client: TopicClient | None = None
         self._server: ParticipantServer | None = None
@@ -146,9 +159,9 @@ class TopicMembership:
     @property
     def peers(self) -> tuple[str, ...]:
         """The participants that are Router peers now (healthy, or being reconnected)."""
-        registered = set(self._router.adapter.peers)  # joined: not still in its first handshake
+        registered = set(self._host.registered())  # joined: not still in its first handshake
         return tuple(
-            pid for pid, member in self._router._members.items() if pid in registered and self._owns(member)
+            pid for pid, member in self._host.members.items() if pid in registered and self._owns(member)
         )
 
     def _owns(self, member: Member) -> bool:
@@ -288,7 +301,7 @@ class TopicMembership:
                 spec = ParticipantPeer(self.client, pid, mode=self._mode)
                 try:
                     async with self._handshakes:
-                        await self._router._start_member(pid, spec, self._settings)
+                        await self._host.start_member(pid, spec, self._settings)
                 except DuplicatePeerError:
                     self._skip(pid, f"the Router already has a peer named {pid!r}", retry=False)
                     return
@@ -298,7 +311,7 @@ class TopicMembership:
                         continue  # it reconnected (or we did) while we asked: ask the new connection
                     self._skip(pid, self._describe(exc), retry=True)
                     return
-                member = self._router._members.get(pid)
+                member = self._host.members.get(pid)
                 if member is None or not self._owns(member):
                     return  # it has already left again; the reconciliation below decides
                 self._members[pid] = member
