@@ -5,13 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, Self, cast
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 import anyio
 import mcp_types as mt
-from openai.types.chat import ChatCompletionFunctionToolParam
-from openai.types.responses import FunctionToolParam
-from openai.types.shared_params import FunctionDefinition
 
 from ._answering import UNSET, Answerer
 from ._catalogue import Catalogue, Format, PublishedTool
@@ -36,14 +33,17 @@ from ._session import ToolSession, is_native, list_all_tools
 from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
 from .model._calls import ToolCall, parse_one_call, parse_tool_call, tool_call_items
 
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionFunctionToolParam
+    from openai.types.responses import FunctionToolParam
+    from openai.types.shared_params import FunctionDefinition
+
 __all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter", "Outcome"]
 
 logger = logging.getLogger("mcpx_router")
 
 DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told it timed out."""
-
-_UNSET: Any = UNSET
 
 
 class OpenAIPeerToolAdapter:
@@ -144,7 +144,7 @@ class OpenAIPeerToolAdapter:
         peer_id: str,
         session: ToolSession,
         *,
-        call_timeout: float | None = _UNSET,
+        call_timeout: float | None = UNSET,
         max_concurrency: int | None = None,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] | None = None,
@@ -185,7 +185,7 @@ class OpenAIPeerToolAdapter:
                 f"peer {peer_id!r}: expected a connected mcp.Client or mcp.ClientSession, "
                 f"got {type(session).__name__}"
             )
-        if call_timeout is not _UNSET:
+        if call_timeout is not UNSET:
             check_timeout(call_timeout)
         for limit in (tool_timeouts or {}).values():
             check_timeout(limit)
@@ -195,7 +195,7 @@ class OpenAIPeerToolAdapter:
         # the listing is complete and published, so a failure (or cancellation) leaves no trace.
         peer = PeerEntry(
             session=session,
-            timeout=self._call_timeout if call_timeout is _UNSET else call_timeout,
+            timeout=self._call_timeout if call_timeout is UNSET else call_timeout,
             limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
             include=patterns("include", include),
             exclude=patterns("exclude", exclude),
@@ -305,7 +305,7 @@ class OpenAIPeerToolAdapter:
         return self._catalogue.tools_of(peer_id)
 
     def get_openai_tools(
-        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
     ) -> tuple[ChatCompletionFunctionToolParam, ...]:
         """The Chat Completions `tools` list. Cached per version; treat it as read-only.
 
@@ -317,19 +317,19 @@ class OpenAIPeerToolAdapter:
         return cast("tuple[ChatCompletionFunctionToolParam, ...]", self._view("chat", relevant_to, max_tools))
 
     def get_responses_tools(
-        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
     ) -> tuple[FunctionToolParam, ...]:
         """The Responses API `tools` list (flat function tools); as `get_openai_tools`."""
         return cast("tuple[FunctionToolParam, ...]", self._view("responses", relevant_to, max_tools))
 
     def get_openai_functions(
-        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
     ) -> tuple[FunctionDefinition, ...]:
         """The legacy `functions` list of `{name, description, parameters}`; as `get_openai_tools`."""
         return cast("tuple[FunctionDefinition, ...]", self._view("functions", relevant_to, max_tools))
 
     def _view(self, fmt: Format, relevant_to: str | Iterable[Any] | None, max_tools: Any) -> tuple[Any, ...]:
-        limit = self._max_tools if max_tools is _UNSET else max_tools
+        limit = self._max_tools if max_tools is UNSET else max_tools
         check_limit("max_tools", limit)
         if relevant_to is None or isinstance(relevant_to, str):
             return self._catalogue.select(fmt, relevant_to or "", limit)
@@ -355,7 +355,7 @@ class OpenAIPeerToolAdapter:
 
     # -- calls ------------------------------------------------------------------------------
 
-    async def dispatch(self, tool_calls: Any, *, call_timeout: float | None = _UNSET) -> list[dict[str, Any]]:
+    async def dispatch(self, tool_calls: Any, *, call_timeout: float | None = UNSET) -> list[dict[str, Any]]:
         """Answer every tool call, concurrently; one answer per call, in call order.
 
         A call to an unknown tool, malformed arguments, a failing or slow peer: each becomes an
@@ -374,7 +374,7 @@ class OpenAIPeerToolAdapter:
             ToolCallFormatError: Something passed is no tool call of a known shape (nothing runs).
         """
         self._check_open()
-        if call_timeout is not _UNSET:
+        if call_timeout is not UNSET:
             check_timeout(call_timeout)
         items, whole_response = tool_call_items(tool_calls)
         parsed = (
@@ -383,17 +383,15 @@ class OpenAIPeerToolAdapter:
         )
         return await self._answerer.answer_all([call for call in parsed if call is not None], call_timeout)
 
-    async def execute_function_call(
-        self, call: Any, *, call_timeout: float | None = _UNSET
-    ) -> dict[str, Any]:
+    async def execute_function_call(self, call: Any, *, call_timeout: float | None = UNSET) -> dict[str, Any]:
         """Answer a single tool call (any shape `dispatch` accepts), in the call's own shape."""
         self._check_open()
-        if call_timeout is not _UNSET:
+        if call_timeout is not UNSET:
             check_timeout(call_timeout)
         parsed = parse_one_call(call)
         return self._answerer.answer(parsed, await self._answerer.run(parsed, call_timeout))
 
-    async def call(self, name: str, arguments: Any, *, call_timeout: float | None = _UNSET) -> Outcome:
+    async def call(self, name: str, arguments: Any, *, call_timeout: float | None = UNSET) -> Outcome:
         """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
         self._check_open()
         return await self._answerer.run(ToolCall("function", None, name, arguments), call_timeout)

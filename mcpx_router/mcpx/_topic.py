@@ -19,7 +19,7 @@ import ssl
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import anyio
 from anyio.abc import TaskStatus
@@ -39,7 +39,7 @@ from ._envelope import (
     parse_system_error,
     parse_welcome,
 )
-from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError
+from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError, WebSocketClosed
 from ._pace import DEFAULT_SEND_RATE, Pacer
 from ._roster import Roster
 from ._routes import PeerChannel, Routes
@@ -50,7 +50,9 @@ from ._topic_events import (
     PresenceEvent,
     TopicEvent,
 )
-from ._ws import WebSocket, WebSocketClosed, connect_websocket
+
+if TYPE_CHECKING:
+    from ._ws import WebSocket
 
 __all__ = [
     "ConnectionEvent",
@@ -180,6 +182,8 @@ class TopicClient:
             delays, failures = self._reconnect.delays(), 0  # it was connected: start the delays over
 
     async def _connect_and_serve(self, task_status: TaskStatus[None]) -> None:
+        from ._ws import connect_websocket  # wsproto loads with the first connection, not on import
+
         self._set_state(ConnectionState.CONNECTING)
         self._close_code = None
         token = await self._token_provider()

@@ -23,11 +23,11 @@ and never run. Each answer is in its call's own shape (`answer`).
 from __future__ import annotations
 
 import reprlib
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from openai.types.chat.chat_completion_chunk import ChoiceDeltaFunctionCall, ChoiceDeltaToolCall
 from pydantic import BaseModel
 
 from .._errors import ToolCallFormatError
@@ -115,6 +115,18 @@ class ToolCall:
     """Set when the call is recognised but cannot be served; it is answered with this error."""
 
 
+def _stream_fragment_types() -> tuple[type, ...]:
+    """The openai classes of streamed tool-call fragments, if openai has loaded them.
+
+    An object of these classes cannot exist before their module is imported, so this never
+    imports openai itself (importing mcpx_router stays light).
+    """
+    chunk = sys.modules.get("openai.types.chat.chat_completion_chunk")
+    if chunk is None:
+        return ()
+    return (chunk.ChoiceDeltaToolCall, chunk.ChoiceDeltaFunctionCall)
+
+
 def _get(obj: Any, key: str) -> Any:
     """`obj[key]` or `obj.key`; None when absent or when reading it fails."""
     try:
@@ -199,7 +211,7 @@ def parse_tool_call(obj: Any, *, lenient: bool = False, index: int | None = None
             name = function.get("name")
             if type(name) is str and name:
                 return ToolCall("chat", call_id, name, function.get("arguments"))
-    if isinstance(obj, ChoiceDeltaToolCall | ChoiceDeltaFunctionCall):
+    if isinstance(obj, _stream_fragment_types()):
         raise ToolCallFormatError(
             f"a fragment of a streamed tool call, not a tool call: {_what(obj)}. Assemble the stream "
             "first (openai's ChatCompletionStreamState, or the stream's final completion)"
