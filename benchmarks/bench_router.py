@@ -13,7 +13,7 @@
    the ratio is the median over rounds of the blocks' median times. Target ≤ 1.2x: the cost
    follows the peer, not the catalogue. The changing peer is an `MCPServer` (the Python SDK's
    server, benchmarks/_echo_server.py); rows without a target repeat it with the changing peer
-   alone in the Router, and with tests/tiny_stdio_server.py, a standard-library server that
+   alone in the Router, and with tests/support/tiny_stdio_server.py, a standard-library server that
    lists in a fraction of the time, where the Router's fixed cost per change weighs most.
 2. Dispatch over stdio: one tool call through `Router.dispatch` (a Chat Completions tool call,
    arguments as a JSON string) vs `mcp.Client.call_tool` on a connection of its own to a second
@@ -49,7 +49,7 @@ TOOLS_PER_PEER = 20
 CHANGE_TARGET = 1.2
 DISPATCH_TARGET = 1.05
 HERE = Path(__file__).resolve().parent
-TINY = HERE.parent / "tests" / "tiny_stdio_server.py"
+TINY = HERE.parent / "tests" / "support" / "tiny_stdio_server.py"
 ECHO = HERE / "_echo_server.py"
 ARGUMENTS = {"text": "hello", "times": 2}
 

@@ -19,7 +19,12 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
-from ._events import (
+from ._naming import NameTable, ToolKey, is_legal_name
+from ._session import ToolSession
+from .model._results import render_result
+from .model._schema import convert_parameters
+from .peers import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer, load_config
+from .peers._events import (
     CallProgress,
     EventStream,
     HealthChanged,
@@ -28,13 +33,8 @@ from ._events import (
     RouterEvent,
     ToolsChanged,
 )
-from ._naming import NameTable, ToolKey, is_legal_name
-from ._results import render_result
-from ._router import PeerStatus, Router
-from ._schema import convert_parameters
-from ._session import ToolSession
-from ._topic_peers import TopicMembership
-from .peers import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer, load_config
+from .peers._router import PeerStatus, Router
+from .peers._topic_peers import TopicMembership
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",

@@ -5,30 +5,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, Self, cast
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 import anyio
-import mcp
 import mcp_types as mt
-from mcp.shared.dispatcher import ProgressFnT
-from openai.types.chat import ChatCompletionFunctionToolParam
-from openai.types.responses import FunctionToolParam
-from openai.types.shared_params import FunctionDefinition
 
-from ._arguments import ArgumentsError
-from ._budget import MAX_TOOLS_PER_REQUEST, conversation_text
-from ._calls import ToolCall, answer, parse_one_call, parse_tool_call, tool_call_items
+from ._answering import UNSET, Answerer
 from ._catalogue import Catalogue, Format, PublishedTool
 from ._dispatch import (
+    CallProgress,
     Outcome,
     PeerEntry,
     check_limit,
     check_timeout,
     patterns,
-    prepare_arguments,
-    run_on_peer,
 )
-from ._dispatch import error as _error
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,
@@ -37,11 +28,15 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
-from ._events import CallProgress
-from ._link import PeerLink
 from ._naming import ToolKey, check_peer_id, shown
-from ._rich import chat_media_message, has_media, responses_output
-from ._session import ToolSession, list_all_tools
+from ._session import ToolSession, is_native, list_all_tools
+from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
+from .model._calls import ToolCall, parse_one_call, parse_tool_call, tool_call_items
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionFunctionToolParam
+    from openai.types.responses import FunctionToolParam
+    from openai.types.shared_params import FunctionDefinition
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter", "Outcome"]
 
@@ -49,8 +44,6 @@ logger = logging.getLogger("mcpx_router")
 
 DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told it timed out."""
-
-_UNSET: Any = object()
 
 
 class OpenAIPeerToolAdapter:
@@ -122,6 +115,13 @@ class OpenAIPeerToolAdapter:
         self._published: dict[str, int] = {}
         self._closed = False
         self.on_progress = on_progress
+        self._answerer = Answerer(
+            self._catalogue,
+            self._peers,
+            media=media,
+            max_output_chars=max_output_chars,
+            on_progress=lambda: self.on_progress,
+        )
 
     async def __aenter__(self) -> Self:
         self._check_open()
@@ -144,7 +144,7 @@ class OpenAIPeerToolAdapter:
         peer_id: str,
         session: ToolSession,
         *,
-        call_timeout: float | None = _UNSET,
+        call_timeout: float | None = UNSET,
         max_concurrency: int | None = None,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] | None = None,
@@ -185,7 +185,7 @@ class OpenAIPeerToolAdapter:
                 f"peer {peer_id!r}: expected a connected mcp.Client or mcp.ClientSession, "
                 f"got {type(session).__name__}"
             )
-        if call_timeout is not _UNSET:
+        if call_timeout is not UNSET:
             check_timeout(call_timeout)
         for limit in (tool_timeouts or {}).values():
             check_timeout(limit)
@@ -195,12 +195,12 @@ class OpenAIPeerToolAdapter:
         # the listing is complete and published, so a failure (or cancellation) leaves no trace.
         peer = PeerEntry(
             session=session,
-            timeout=self._call_timeout if call_timeout is _UNSET else call_timeout,
+            timeout=self._call_timeout if call_timeout is UNSET else call_timeout,
             limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
             include=patterns("include", include),
             exclude=patterns("exclude", exclude),
             tool_timeouts=dict(tool_timeouts or {}),
-            native=isinstance(session, mcp.Client | mcp.ClientSession | PeerLink),
+            native=is_native(session),
         )
         self._joining.add(peer_id)
         try:
@@ -305,7 +305,7 @@ class OpenAIPeerToolAdapter:
         return self._catalogue.tools_of(peer_id)
 
     def get_openai_tools(
-        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
     ) -> tuple[ChatCompletionFunctionToolParam, ...]:
         """The Chat Completions `tools` list. Cached per version; treat it as read-only.
 
@@ -317,19 +317,19 @@ class OpenAIPeerToolAdapter:
         return cast("tuple[ChatCompletionFunctionToolParam, ...]", self._view("chat", relevant_to, max_tools))
 
     def get_responses_tools(
-        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
     ) -> tuple[FunctionToolParam, ...]:
         """The Responses API `tools` list (flat function tools); as `get_openai_tools`."""
         return cast("tuple[FunctionToolParam, ...]", self._view("responses", relevant_to, max_tools))
 
     def get_openai_functions(
-        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = _UNSET
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
     ) -> tuple[FunctionDefinition, ...]:
         """The legacy `functions` list of `{name, description, parameters}`; as `get_openai_tools`."""
         return cast("tuple[FunctionDefinition, ...]", self._view("functions", relevant_to, max_tools))
 
     def _view(self, fmt: Format, relevant_to: str | Iterable[Any] | None, max_tools: Any) -> tuple[Any, ...]:
-        limit = self._max_tools if max_tools is _UNSET else max_tools
+        limit = self._max_tools if max_tools is UNSET else max_tools
         check_limit("max_tools", limit)
         if relevant_to is None or isinstance(relevant_to, str):
             return self._catalogue.select(fmt, relevant_to or "", limit)
@@ -355,7 +355,7 @@ class OpenAIPeerToolAdapter:
 
     # -- calls ------------------------------------------------------------------------------
 
-    async def dispatch(self, tool_calls: Any, *, call_timeout: float | None = _UNSET) -> list[dict[str, Any]]:
+    async def dispatch(self, tool_calls: Any, *, call_timeout: float | None = UNSET) -> list[dict[str, Any]]:
         """Answer every tool call, concurrently; one answer per call, in call order.
 
         A call to an unknown tool, malformed arguments, a failing or slow peer: each becomes an
@@ -374,99 +374,24 @@ class OpenAIPeerToolAdapter:
             ToolCallFormatError: Something passed is no tool call of a known shape (nothing runs).
         """
         self._check_open()
-        if call_timeout is not _UNSET:
+        if call_timeout is not UNSET:
             check_timeout(call_timeout)
         items, whole_response = tool_call_items(tool_calls)
         parsed = (
             parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else index)
             for index, item in enumerate(items)
         )
-        calls = [call for call in parsed if call is not None]
-        if len(calls) == 1:  # the usual turn: no task group needed
-            outcomes = [await self._run(calls[0], call_timeout)]
-        else:
-            outcomes = [_NOT_RUN] * len(calls)
+        return await self._answerer.answer_all([call for call in parsed if call is not None], call_timeout)
 
-            async def run(index: int, call: ToolCall) -> None:
-                outcomes[index] = await self._run(call, call_timeout)
-
-            async with anyio.create_task_group() as tg:
-                for index, call in enumerate(calls):
-                    tg.start_soon(run, index, call)
-        answers = [self._answer(call, o) for call, o in zip(calls, outcomes, strict=True)]
-        if self._media == "attach":
-            media = [
-                (call.call_id or "", call.name, o.result)
-                for call, o in zip(calls, outcomes, strict=True)
-                if call.shape == "chat" and o.result is not None and has_media(o.result)
-            ]
-            follow_up = chat_media_message(media)
-            if follow_up is not None:
-                answers.append(follow_up)
-        return answers
-
-    async def execute_function_call(
-        self, call: Any, *, call_timeout: float | None = _UNSET
-    ) -> dict[str, Any]:
+    async def execute_function_call(self, call: Any, *, call_timeout: float | None = UNSET) -> dict[str, Any]:
         """Answer a single tool call (any shape `dispatch` accepts), in the call's own shape."""
         self._check_open()
-        if call_timeout is not _UNSET:
+        if call_timeout is not UNSET:
             check_timeout(call_timeout)
         parsed = parse_one_call(call)
-        return self._answer(parsed, await self._run(parsed, call_timeout))
+        return self._answerer.answer(parsed, await self._answerer.run(parsed, call_timeout))
 
-    async def call(self, name: str, arguments: Any, *, call_timeout: float | None = _UNSET) -> Outcome:
+    async def call(self, name: str, arguments: Any, *, call_timeout: float | None = UNSET) -> Outcome:
         """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
         self._check_open()
-        return await self._run(ToolCall("function", None, name, arguments), call_timeout)
-
-    def _answer(self, call: ToolCall, outcome: Outcome) -> dict[str, Any]:
-        if self._media == "attach" and call.shape == "responses" and has_media(outcome.result):
-            assert outcome.result is not None
-            heading = f"Error: {call.name} reported a failure:" if outcome.is_error else None
-            output = responses_output(
-                outcome.result, outcome.text, limit=self._max_output_chars, heading=heading
-            )
-            return answer(call, output)
-        return answer(call, outcome.text)
-
-    async def _run(self, call: ToolCall, call_timeout: float | None) -> Outcome:
-        if call.problem is not None:
-            return _error(call.problem)
-        tool = self._catalogue.lookup(call.name)
-        peer = self._peers.get(tool.peer) if tool is not None else None
-        if tool is None or peer is None:
-            return _error(self._catalogue.why_unknown(call.name))
-        try:
-            arguments = prepare_arguments(tool, call.arguments)
-        except ArgumentsError as exc:
-            return _error(f"{call.name} was not called. {exc}", tool)
-        limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is _UNSET else call_timeout
-        return await run_on_peer(
-            peer,
-            tool,
-            call.name,
-            arguments,
-            limit,
-            max_output_chars=self._max_output_chars,
-            progress=self._progress_reporter(tool, call.call_id),
-        )
-
-    def _progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None:
-        report = self.on_progress
-        if report is None:
-            return None
-
-        async def progress(progress: float, total: float | None, message: str | None) -> None:
-            try:
-                version = self.version
-                report(
-                    CallProgress(tool.peer, version, tool.name, tool.tool, call_id, progress, total, message)
-                )
-            except Exception:
-                logger.exception("on_progress raised")
-
-        return progress
-
-
-_NOT_RUN = _error("the call was not run")
+        return await self._answerer.run(ToolCall("function", None, name, arguments), call_timeout)

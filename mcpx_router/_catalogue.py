@@ -9,13 +9,14 @@ from typing import Any, Literal
 
 import mcp_types as mt
 
-from ._budget import LexicalIndex, tool_text
 from ._errors import ToolConversionError
-from ._jsonstring import StringifyPlan, stringify_complex_parameters
 from ._listing import checked_tool
 from ._naming import NameTable, ToolKey, shown
-from ._outbound_rules import check_outbound
-from ._schema import (
+from ._suggest import NameSuggester
+from .model._budget import LexicalIndex, tool_text
+from .model._jsonstring import StringifyPlan, stringify_complex_parameters
+from .model._outbound_rules import check_outbound
+from .model._schema import (
     chat_tool,
     convert_for_openai,
     describe_tool,
@@ -23,9 +24,8 @@ from ._schema import (
     responses_tool,
     validate_chat_tool,
 )
-from ._strict import StrictOutcome, make_strict
-from ._suggest import NameSuggester
-from ._validation import ArgumentValidator, plain_copy, plain_equal, schema_shape
+from .model._strict import StrictOutcome, make_strict
+from .model._validation import ArgumentValidator, plain_copy, plain_equal, schema_shape
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 

@@ -13,18 +13,19 @@ import mcp
 import mcp_types as mt
 from mcp.shared.dispatcher import ProgressFnT
 
-from ._arguments import ArgumentsError, list_problems, parse_arguments
-from ._budget import matches
 from ._catalogue import PublishedTool
 from ._errors import PeerUnavailableError, UsageError
-from ._jsonstring import decode_stringified
-from ._repair import drop_optional_nulls, repair_arguments
-from ._results import render_result
-from ._rich import truncate
 from ._session import ToolSession
-from ._strict import strip_added_nulls
+from .model._arguments import ArgumentsError, list_problems, parse_arguments
+from .model._budget import matches
+from .model._jsonstring import decode_stringified
+from .model._repair import drop_optional_nulls, repair_arguments
+from .model._results import render_result
+from .model._rich import truncate
+from .model._strict_outcome import strip_added_nulls
 
 __all__ = [
+    "CallProgress",
     "Outcome",
     "PeerEntry",
     "check_limit",
@@ -37,6 +38,21 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mcpx_router")
+
+
+@dataclass(frozen=True, slots=True)
+class CallProgress:
+    """A progress notification from a peer about a tool call that is still running."""
+
+    peer: str
+    version: int
+    name: str
+    """The public name that was called."""
+    tool: str
+    call_id: str | None
+    progress: float
+    total: float | None
+    message: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ import mcp_types as mt
 
 from ._errors import ToolConversionError
 from ._naming import shown
-from ._schema import convert_parameters
+from .model._schema import convert_parameters
 
 __all__ = ["checked_tool", "repair_text"]
 

@@ -9,7 +9,7 @@ import mcp_types as mt
 
 from ._errors import PeerUnavailableError
 
-__all__ = ["ToolSession", "list_all_tools"]
+__all__ = ["NativeSession", "ToolSession", "is_native", "list_all_tools"]
 
 MAX_PAGES = 10_000
 """A peer whose `tools/list` pagination goes on longer than this is treated as broken."""
@@ -25,6 +25,21 @@ class ToolSession(Protocol):
         arguments: dict[str, Any] | None = None,
         read_timeout_seconds: float | None = None,
     ) -> mt.CallToolResult: ...
+
+
+class NativeSession:
+    """Marks a session that forwards to a real MCP client session, whatever its transport.
+
+    Such a session takes the SDK's `read_timeout_seconds` and `progress_callback` the way
+    `mcp.Client` does, so the adapter hands them on instead of bounding the call itself.
+    """
+
+    __slots__ = ()
+
+
+def is_native(session: object) -> bool:
+    """Whether `session` takes the SDK's call options: `mcp.Client`, `mcp.ClientSession`, a NativeSession."""
+    return isinstance(session, mcp.Client | mcp.ClientSession | NativeSession)
 
 
 async def _page(session: Any, cursor: str | None, refresh: bool) -> mt.ListToolsResult:

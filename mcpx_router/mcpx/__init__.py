@@ -6,9 +6,12 @@ Gateway: `Gateway`, `run_gateway` (in-process, yields the base URL), `gateway_ma
 Bridge: `bridge_stdio_server`, `run_bridge`, `bridge_main` (make any stdio MCP server a participant).
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
 from ._auth import TokenProvider, dev_token_provider, static_token, websocket_url
-from ._bridge import StdioBridge, bridge_stdio_server, run_bridge
-from ._bridge_cli import bridge_cli, bridge_main
+from ._bridge import StdioBridge, bridge_stdio_server
+from ._bridge_cli import bridge_cli, bridge_main, run_bridge
 from ._channel import ParticipantTransport
 from ._envelope import (
     GATEWAY_ID,
@@ -35,10 +38,8 @@ from ._errors import (
     MCPxConnectionError,
     MCPxError,
 )
-from ._gateway import Gateway
 from ._gateway_state import GatewayConfig, TokenGrant
 from ._participant import ParticipantServer, serve_participant
-from ._serve import gateway_cli, gateway_main, run_gateway, serve_gateway
 from ._topic import (
     ConnectionEvent,
     ConnectionState,
@@ -47,6 +48,30 @@ from ._topic import (
     TopicClient,
     TopicEvent,
 )
+
+if TYPE_CHECKING:
+    from ._gateway import Gateway
+    from ._serve import gateway_cli, gateway_main, run_gateway, serve_gateway
+
+_GATEWAY_SIDE = {
+    "Gateway": "._gateway",
+    "gateway_cli": "._serve",
+    "gateway_main": "._serve",
+    "run_gateway": "._serve",
+    "serve_gateway": "._serve",
+}
+"""Names whose modules load Starlette and Hypercorn: imported when first used (see `__getattr__`)."""
+
+
+def __getattr__(name: str) -> object:
+    """The gateway side loads on first use, so that a topic client never imports an ASGI server."""
+    module = _GATEWAY_SIDE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "GATEWAY_ID",

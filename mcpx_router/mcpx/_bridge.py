@@ -25,19 +25,14 @@ import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.os.posix.utilities import terminate_posix_process_tree
 
-from .._backoff import Reconnect
-from ._auth import static_token
 from ._envelope import Envelope
 from ._errors import BridgeError
 from ._rpc import INTERNAL_ERROR, METHOD_NOT_FOUND, IdKey, classify, error_response, id_key
 from ._topic import TopicClient
-from ._topic_events import ConnectionEvent, ConnectionState
 
 logger = logging.getLogger("mcpx_router.mcpx.bridge")
 
 MAX_LINE = 16 * 1024 * 1024
-_RECONNECT = Reconnect(initial_delay=0.5, max_delay=10.0)
-"""The command's policy: keep trying, at least every 10 s, for as long as it runs."""
 _STREAM_ENDED = (
     anyio.EndOfStream,
     anyio.IncompleteRead,
@@ -354,57 +349,3 @@ async def bridge_stdio_server(
     finally:
         with anyio.CancelScope(shield=True):
             await process.aclose()
-
-
-async def run_bridge(
-    gateway_url: str,
-    topic: str,
-    participant_id: str,
-    command: Sequence[str],
-    *,
-    token: str | None = None,
-    reconnect: Reconnect | None = _RECONNECT,
-    connect_timeout: float = 10.0,
-) -> int:
-    """Bridge until the server exits or the gateway is given up on; the exit status for a CLI.
-
-    A lost connection is made again after `reconnect` delays (the server keeps running, and
-    participants handshake with it again); None: a lost connection ends the bridge.
-    `connect_timeout` bounds each attempt to connect to the gateway.
-    """
-    provider = static_token(token) if token else None
-    client = TopicClient(
-        gateway_url,
-        topic,
-        participant_id,
-        token_provider=provider,
-        reconnect=reconnect,
-        connect_timeout=connect_timeout,
-    )
-    lost: list[str] = []
-    async with (
-        # The server is started and the bridge answers before our presence is announced: a
-        # participant that sees us join may ask at once.
-        bridge_stdio_server(client, command) as bridge,
-        client,
-        client.subscribe() as events,
-        anyio.create_task_group() as tg,
-    ):
-
-        async def watch_connection() -> None:
-            final = ConnectionState.CLOSED if reconnect is not None else ConnectionState.LOST
-            async for event in events:
-                if isinstance(event, ConnectionEvent) and event.state is final:
-                    lost.append(event.reason or "connection closed")
-                    tg.cancel_scope.cancel()
-
-        async def watch_server() -> None:
-            await bridge.exited.wait()
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(watch_connection)
-        tg.start_soon(watch_server)
-    if lost:
-        logger.error("lost the connection to the gateway: %s", lost[0])
-        return 1
-    return bridge.process.returncode or 0

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from ._envelope import Envelope
 from ._errors import MCPxConnectionError
+from ._routes import PeerChannel, Routes, Sender
 from ._rpc import (
     CONNECTION_CLOSED,
     INVALID_REQUEST,
@@ -33,15 +34,25 @@ from ._rpc import (
     to_session_message,
 )
 
-if TYPE_CHECKING:
-    from ._topic import TopicClient
-
 logger = logging.getLogger("mcpx_router.mcpx")
+
+
+class TopicLink(Sender, Protocol):
+    """The part of the topic client (`TopicClient`) a participant transport needs.
+
+    Declared here so that this module need not import the topic client, which imports it.
+    """
+
+    channel_buffer: int
+    _routes: Routes
+
+    async def send(self, envelope: Envelope) -> None: ...
+    def _add_channel(self, peer: str, channel: PeerChannel) -> None: ...
 
 
 class _ClientChannel:
     def __init__(
-        self, topic: TopicClient, peer: str, inbound: MemoryObjectSendStream[SessionMessage | Exception]
+        self, topic: TopicLink, peer: str, inbound: MemoryObjectSendStream[SessionMessage | Exception]
     ):
         self.topic = topic
         self.peer = peer
@@ -124,7 +135,7 @@ class _ClientChannel:
 
 
 async def send_tracked(
-    topic: TopicClient,
+    topic: TopicLink,
     peer: str,
     payload: dict[str, Any],
     kind: str | None,
@@ -154,7 +165,7 @@ async def send_tracked(
 class ParticipantTransport:
     """`async with` yields the (read, write) streams `mcp.Client` expects; see `TopicClient`."""
 
-    def __init__(self, topic: TopicClient, peer: str) -> None:
+    def __init__(self, topic: TopicLink, peer: str) -> None:
         if not peer:
             raise ValueError("participant id must be non-empty")
         self.topic = topic

@@ -4,7 +4,8 @@ RouterError
 └── MCPxError
     ├── EnvelopeError             (also ValueError)   a frame is not a usable envelope
     ├── MCPxConnectionError       (also ConnectionError) connecting failed or the link is down
-    │   └── MCPxAuthError         (also PermissionError) the gateway refused our credentials
+    │   ├── MCPxAuthError         (also PermissionError) the gateway refused our credentials
+    │   └── WebSocketClosed       the WebSocket was closed (code and reason of the close frame)
     ├── MCPxClosedError           a topic client or session was used outside its `async with`
     └── BridgeError               the bridged stdio server could not be started or died
 """
@@ -28,6 +29,15 @@ class MCPxConnectionError(MCPxError, ConnectionError):
 
 class MCPxAuthError(MCPxConnectionError, PermissionError):
     """The gateway rejected the token (close code 1008, HTTP 401/403)."""
+
+
+class WebSocketClosed(MCPxConnectionError):
+    """The WebSocket is closed; `code` and `reason` are the peer's close frame (1006: no frame)."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(f"websocket closed ({code}){': ' + reason if reason else ''}")
+        self.code = code
+        self.reason = reason
 
 
 class MCPxClosedError(MCPxError):

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import anyio
 from anyio.abc import TaskStatus
@@ -36,12 +36,12 @@ from ._envelope import (
     encode_envelope,
     new_envelope,
     parse_frame,
-    parse_presence,
     parse_system_error,
     parse_welcome,
 )
-from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError
+from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError, WebSocketClosed
 from ._pace import DEFAULT_SEND_RATE, Pacer
+from ._roster import Roster
 from ._routes import PeerChannel, Routes
 from ._topic_events import (
     ConnectionEvent,
@@ -50,7 +50,9 @@ from ._topic_events import (
     PresenceEvent,
     TopicEvent,
 )
-from ._ws import WebSocket, WebSocketClosed, connect_websocket
+
+if TYPE_CHECKING:
+    from ._ws import WebSocket
 
 __all__ = [
     "ConnectionEvent",
@@ -113,10 +115,10 @@ class TopicClient:
         self._pacer = Pacer(send_rate) if send_rate is not None else None
         self._close_code: int | None = None
         self._state = ConnectionState.CLOSED
-        self._roster: dict[str, ParticipantInfo] = {}
-        self._history: tuple[Envelope, ...] = ()
-        self._subscribers: set[MemoryObjectSendStream[TopicEvent]] = set()
         self._routes = Routes(self)
+        self._roster = Roster(
+            topic, self._routes, lambda pid: pid in (self.participant_id, self.requested_id)
+        )
         self._outbox: MemoryObjectSendStream[str] | None = None
         self._stack: AsyncExitStack | None = None
         self._closing = False
@@ -152,9 +154,7 @@ class TopicClient:
             await self._stack.__aexit__(exc_type, exc, tb)
         finally:
             self._set_state(ConnectionState.CLOSED, "closed")
-            for send in list(self._subscribers):
-                send.close()
-            self._subscribers.clear()
+            self._roster.close()
 
     async def _run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         await self._connect_and_serve(task_status)  # the first attempt's failure is the caller's
@@ -182,6 +182,8 @@ class TopicClient:
             delays, failures = self._reconnect.delays(), 0  # it was connected: start the delays over
 
     async def _connect_and_serve(self, task_status: TaskStatus[None]) -> None:
+        from ._ws import connect_websocket  # wsproto loads with the first connection, not on import
+
         self._set_state(ConnectionState.CONNECTING)
         self._close_code = None
         token = await self._token_provider()
@@ -238,11 +240,10 @@ class TopicClient:
                     welcome = parse_welcome(frame)
                     if welcome is not None:
                         self.participant_id = welcome.participant_id or self.requested_id
-                        self._history = welcome.history
-                        self._apply_roster(welcome.participants)
+                        self._roster.welcome(welcome)
                         return early
                     if frame.kind == "presence":
-                        self._on_presence(frame)
+                        self._roster.on_presence(frame)
                     else:
                         early.append(text)
         except TimeoutError:
@@ -277,31 +278,20 @@ class TopicClient:
     @property
     def participants(self) -> Mapping[str, ParticipantInfo]:
         """The other participants currently present (never ourselves)."""
-        return dict(self._roster)
+        return self._roster.present
 
     @property
     def history(self) -> tuple[Envelope, ...]:
         """The recent broadcast history the gateway sent with its welcome."""
-        return self._history
+        return self._roster.history
 
-    @asynccontextmanager
-    async def subscribe(self, *, buffer: int = 1000) -> AsyncIterator[MemoryObjectReceiveStream[TopicEvent]]:
+    def subscribe(
+        self, *, buffer: int = 1000
+    ) -> AbstractAsyncContextManager[MemoryObjectReceiveStream[TopicEvent]]:
         """A stream of topic events: first the current state and a `join` per present participant,
         then live presence, connection-state changes and gateway errors. Ends when the client closes."""
-        send, recv = anyio.create_memory_object_stream[TopicEvent](buffer)
-        send.send_nowait(ConnectionEvent(self._state))
-        for info in self._roster.values():
-            send.send_nowait(PresenceEvent("join", info))
-        if self._state is ConnectionState.CLOSED and self._closing:
-            send.close()
-        else:
-            self._subscribers.add(send)
-        try:
-            with recv:
-                yield recv
-        finally:
-            self._subscribers.discard(send)
-            send.close()
+        closed = self._state is ConnectionState.CLOSED and self._closing
+        return self._roster.subscribe(self._state, closed=closed, buffer=buffer)
 
     def participant_transport(self, participant_id: str) -> ParticipantTransport:
         """An MCP `Transport` to one participant; use it with `mcp.Client`."""
@@ -365,7 +355,7 @@ class TopicClient:
         if isinstance(frame, ErrorFrame):
             self._on_error_frame(frame)
         elif frame.kind == "presence":
-            self._on_presence(frame)
+            self._roster.on_presence(frame)
         elif frame.kind == "system":
             self._on_system(frame)
         else:
@@ -373,7 +363,7 @@ class TopicClient:
 
     def _on_error_frame(self, frame: ErrorFrame) -> None:
         logger.warning("topic %r: gateway error %s: %s", self.topic, frame.error, frame.details)
-        self._publish(GatewayErrorEvent(frame.error, None, frame.details))
+        self._roster.publish(GatewayErrorEvent(frame.error, None, frame.details))
 
     def _on_system(self, env: Envelope) -> None:
         if not env.sender.startswith("system"):
@@ -381,63 +371,20 @@ class TopicClient:
             return
         welcome = parse_welcome(env)
         if welcome is not None:
-            self._history = welcome.history
-            self._apply_roster(welcome.participants)
+            self._roster.welcome(welcome)
             return
         error = parse_system_error(env)
         if error is None:
             logger.debug("topic %r: ignoring system frame %r", self.topic, env.payload)
             return
         logger.warning("topic %r: gateway error %s: %s", self.topic, error.error, error.message)
-        self._publish(GatewayErrorEvent(error.error, error.message, error.details, env.correlation_id))
+        self._roster.publish(GatewayErrorEvent(error.error, error.message, error.details, env.correlation_id))
         text = f"gateway refused the request: {error.message or error.error}"
         self._routes.fail_request(env.correlation_id, text, env)
-
-    def _on_presence(self, env: Envelope) -> None:
-        presence = parse_presence(env)
-        if presence is None:
-            logger.debug("topic %r: ignoring presence frame %r", self.topic, env.payload)
-            return
-        info = presence.participant
-        if info.id in (self.participant_id, self.requested_id):
-            return  # our own join (possibly before the welcome) or a stale leave
-        if presence.event == "join":
-            rejoined = info.id in self._roster
-            self._roster[info.id] = info
-            if rejoined:
-                self._routes.peer_gone(info.id, "participant reconnected")
-            self._publish(PresenceEvent("join", info, rejoined=rejoined))
-        elif presence.event == "leave":
-            known = self._roster.pop(info.id, None)
-            self._routes.peer_gone(info.id, "participant left")
-            self._publish(PresenceEvent("leave", known or info))
-        elif info.id not in self._roster:  # a heartbeat from someone we missed
-            self._roster[info.id] = info
-            self._publish(PresenceEvent("join", info))
-
-    def _apply_roster(self, participants: tuple[ParticipantInfo, ...]) -> None:
-        new = {p.id: p for p in participants if p.id not in (self.participant_id, self.requested_id)}
-        for pid in [pid for pid in self._roster if pid not in new]:
-            info = self._roster.pop(pid)
-            self._routes.peer_gone(pid, "participant left")
-            self._publish(PresenceEvent("leave", info))
-        for pid, info in new.items():
-            if pid not in self._roster:
-                self._roster[pid] = info
-                self._publish(PresenceEvent("join", info))
 
     def _set_state(self, state: ConnectionState, reason: str | None = None) -> None:
         if state is self._state:
             return
         self._state = state
         if state is not ConnectionState.CONNECTING:
-            self._publish(ConnectionEvent(state, reason))
-
-    def _publish(self, event: TopicEvent) -> None:
-        for send in list(self._subscribers):
-            try:
-                send.send_nowait(event)
-            except anyio.WouldBlock:
-                logger.warning("topic %r: a subscriber is not reading; dropped %r", self.topic, event)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                self._subscribers.discard(send)
+            self._roster.publish(ConnectionEvent(state, reason))

@@ -30,21 +30,12 @@ from wsproto.events import (
 )
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
-from ._errors import MCPxAuthError, MCPxConnectionError
+from ._errors import MCPxAuthError, MCPxConnectionError, WebSocketClosed
 
 DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 _READ_CHUNK = 65536
 # Writing a control frame to a peer that is already gone: there is nobody left to tell.
 _GONE = (LocalProtocolError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
-
-
-class WebSocketClosed(MCPxConnectionError):
-    """The WebSocket is closed; `code` and `reason` are the peer's close frame (1006: no frame)."""
-
-    def __init__(self, code: int, reason: str) -> None:
-        super().__init__(f"websocket closed ({code}){': ' + reason if reason else ''}")
-        self.code = code
-        self.reason = reason
 
 
 class WebSocket:

@@ -1,5 +1,10 @@
 """How to reach a peer: specs for stdio, streamable HTTP, in-process servers and open sessions,
-and `mcpServers` config files."""
+and `mcpServers` config files.
+
+The package also holds the Router side (private modules, exported from `mcpx_router`): the
+Router itself (`_router`), one task per peer (`_member`), the session that outlives reconnects
+(`_link`), events (`_events`) and MCPx topic membership (`_topic_peers`).
+"""
 
 from ._config import load_config, parse_config
 from ._specs import (

@@ -27,8 +27,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from .._errors import PeerUnavailableError
-from .._link import note_refused, note_written
 from .._session import ToolSession
+from ._link import note_refused, note_written
 from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
 
 __all__ = ["open_session"]

@@ -1,0 +1,125 @@
+"""Answering the model's tool calls: each call resolved, run on its peer, answered in its own shape."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import anyio
+from mcp.shared.dispatcher import ProgressFnT
+
+from ._catalogue import Catalogue, PublishedTool
+from ._dispatch import CallProgress, Outcome, PeerEntry, prepare_arguments, run_on_peer
+from ._dispatch import error as _error
+from .model._arguments import ArgumentsError
+from .model._calls import ToolCall, answer
+from .model._rich import chat_media_message, has_media, responses_output
+
+__all__ = ["UNSET", "Answerer"]
+
+logger = logging.getLogger("mcpx_router")
+
+UNSET: Any = object()
+"""No per-call timeout was given: the tool's, then the peer's, then the adapter's applies."""
+
+
+class Answerer:
+    """Runs parsed tool calls against a catalogue and its peers and renders one answer per call.
+
+    It reads the adapter's state (catalogue, peers, progress callback) at call time and holds
+    none of its own: peers joining and leaving between calls are seen by the next call.
+    """
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        peers: Mapping[str, PeerEntry],
+        *,
+        media: Literal["describe", "attach"],
+        max_output_chars: int | None,
+        on_progress: Callable[[], Callable[[CallProgress], object] | None],
+    ) -> None:
+        self._catalogue = catalogue
+        self._peers = peers
+        self._media = media
+        self._max_output_chars = max_output_chars
+        self._on_progress = on_progress
+
+    async def answer_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[dict[str, Any]]:
+        """Run the calls concurrently; one answer per call in call order, then any media message."""
+        if len(calls) == 1:  # the usual turn: no task group needed
+            outcomes = [await self.run(calls[0], call_timeout)]
+        else:
+            outcomes = [_NOT_RUN] * len(calls)
+
+            async def run(index: int, call: ToolCall) -> None:
+                outcomes[index] = await self.run(call, call_timeout)
+
+            async with anyio.create_task_group() as tg:
+                for index, call in enumerate(calls):
+                    tg.start_soon(run, index, call)
+        answers = [self.answer(call, o) for call, o in zip(calls, outcomes, strict=True)]
+        if self._media == "attach":
+            media = [
+                (call.call_id or "", call.name, o.result)
+                for call, o in zip(calls, outcomes, strict=True)
+                if call.shape == "chat" and o.result is not None and has_media(o.result)
+            ]
+            follow_up = chat_media_message(media)
+            if follow_up is not None:
+                answers.append(follow_up)
+        return answers
+
+    def answer(self, call: ToolCall, outcome: Outcome) -> dict[str, Any]:
+        """The answer to one call, in the call's own shape."""
+        if self._media == "attach" and call.shape == "responses" and has_media(outcome.result):
+            assert outcome.result is not None
+            heading = f"Error: {call.name} reported a failure:" if outcome.is_error else None
+            output = responses_output(
+                outcome.result, outcome.text, limit=self._max_output_chars, heading=heading
+            )
+            return answer(call, output)
+        return answer(call, outcome.text)
+
+    async def run(self, call: ToolCall, call_timeout: float | None) -> Outcome:
+        """Resolve the call's name, prepare its arguments and run it on its peer."""
+        if call.problem is not None:
+            return _error(call.problem)
+        tool = self._catalogue.lookup(call.name)
+        peer = self._peers.get(tool.peer) if tool is not None else None
+        if tool is None or peer is None:
+            return _error(self._catalogue.why_unknown(call.name))
+        try:
+            arguments = prepare_arguments(tool, call.arguments)
+        except ArgumentsError as exc:
+            return _error(f"{call.name} was not called. {exc}", tool)
+        limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is UNSET else call_timeout
+        return await run_on_peer(
+            peer,
+            tool,
+            call.name,
+            arguments,
+            limit,
+            max_output_chars=self._max_output_chars,
+            progress=self._progress_reporter(tool, call.call_id),
+        )
+
+    def _progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None:
+        report = self._on_progress()
+        if report is None:
+            return None
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            try:
+                version = self._catalogue.version
+                report(
+                    CallProgress(tool.peer, version, tool.name, tool.tool, call_id, progress, total, message)
+                )
+            except Exception:
+                logger.exception("on_progress raised")
+
+        return progress
+
+
+_NOT_RUN = _error("the call was not run")

@@ -1,0 +1,119 @@
+"""The `mcpx-router` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .._console import INTERRUPTED, add_connect_timeout, add_verbose, console_logging
+from ._peer_commands import add_peer_commands
+
+__all__ = ["main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcpx-router", description="Use the tools of many MCP peers through OpenAI function calling."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = commands.add_parser(
+        "demo",
+        help="publish the tools of a few bundled peers and answer a batch of tool calls",
+        description="Start bundled in-process peers, print the merged OpenAI tool catalogue and answer "
+        "a batch of parallel tool calls. With OPENAI_API_KEY set (and optionally OPENAI_BASE_URL, "
+        "OPENAI_MODEL), run a real conversation with these tools instead.",
+    )
+    demo.add_argument("--offline", action="store_true", help="never contact a model, even if a key is set")
+    demo.add_argument("--prompt", default=None, help="what to ask the model (with OPENAI_API_KEY)")
+    demo.add_argument(
+        "--topic",
+        nargs="?",
+        const="demo",
+        default=None,
+        metavar="NAME",
+        help="the MCPx demo instead: a gateway on 127.0.0.1, participants joining and leaving topic NAME "
+        "(default: demo), and a Router publishing their tools",
+    )
+    add_connect_timeout(demo, 10.0, "each bundled peer's handshake")
+    add_verbose(demo)
+    demo.set_defaults(run=_run_demo)
+
+    chat = commands.add_parser(
+        "chat",
+        help="talk to a model that uses the tools of the peers in a config file",
+        description="Connect the peers of an mcpServers config file and hold a conversation with an "
+        "OpenAI-compatible model (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL) that calls their tools. "
+        "Prompts come from --prompt, else one per line of standard input.",
+    )
+    chat.add_argument("--config", required=True, help="an mcpServers JSON file (as desktop MCP hosts use)")
+    chat.add_argument("--prompt", action="append", default=[], help="a user message (repeatable)")
+    chat.add_argument("--model", default=None, help="the model (default: $OPENAI_MODEL)")
+    chat.add_argument("--system", default=None, help="a system message")
+    chat.add_argument("--max-turns", type=int, default=10, help="requests per user message (default: 10)")
+    chat.add_argument("--strict", choices=["auto", "on", "off"], default="auto", help="strict tool schemas")
+    chat.add_argument("--media", choices=["describe", "attach"], default="describe", help="images from tools")
+    chat.add_argument("--max-tools", type=int, default=128, help="tools per request (default: 128)")
+    add_connect_timeout(chat, 30.0, "each server's handshake and tool listing")
+    add_verbose(chat)
+    chat.set_defaults(run=_run_chat)
+    add_peer_commands(commands)
+    # MCPx commands parse their own arguments (see `main`); listed here for --help.
+    commands.add_parser(
+        "gateway", help="run an MCPx v0 gateway (see mcpx-router gateway --help)", add_help=False
+    )
+    commands.add_parser(
+        "bridge", help="make a stdio MCP server a participant of an MCPx topic", add_help=False
+    )
+    return parser
+
+
+def _run_chat(args: argparse.Namespace) -> int:
+    from ._chat import run_chat_command
+
+    return run_chat_command(
+        config=args.config,
+        prompts=args.prompt,
+        model=args.model,
+        system=args.system,
+        max_turns=args.max_turns,
+        strict=args.strict,
+        media=args.media,
+        max_tools=args.max_tools,
+        connect_timeout=args.connect_timeout,
+    )
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    if args.topic is not None:
+        from ._demo_topic import run_topic_demo
+
+        return run_topic_demo(args.topic, connect_timeout=args.connect_timeout)
+    from ._demo import run_demo
+
+    return run_demo(offline=args.offline, prompt=args.prompt, connect_timeout=args.connect_timeout)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `mcpx-router` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv[:1] == ["gateway"]:
+            from ..mcpx import gateway_cli
+
+            return gateway_cli(argv[1:])
+        if argv[:1] == ["bridge"]:
+            from ..mcpx import bridge_cli
+
+            return bridge_cli(argv[1:])
+        args = build_parser().parse_args(argv)
+        with console_logging(args.verbose):
+            code: int = args.run(args)
+        return code
+    except KeyboardInterrupt:  # Ctrl-C before or after a command's event loop runs
+        return INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

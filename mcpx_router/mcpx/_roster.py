@@ -1,0 +1,119 @@
+"""Who is in a topic: the roster kept from the welcome and presence frames, and its subscribers.
+
+The topic client's connection loop feeds it frames; it keeps the other participants present,
+tells the routes when one is gone (its sessions end), and fans topic events out to every
+`subscribe()` stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ._envelope import Envelope, ParticipantInfo, Welcome, parse_presence
+from ._routes import Routes
+from ._topic_events import ConnectionEvent, ConnectionState, PresenceEvent, TopicEvent
+
+__all__ = ["Roster"]
+
+logger = logging.getLogger("mcpx_router.mcpx")
+
+
+class Roster:
+    """The participants of one topic as its frames tell them, and the streams that follow them.
+
+    Args:
+        topic: The topic's name (for log lines).
+        routes: The topic client's routes: a participant that leaves or reconnects ends its sessions.
+        ours: Whether a participant id is our own (the requested or the assigned one).
+    """
+
+    def __init__(self, topic: str, routes: Routes, ours: Callable[[str], bool]) -> None:
+        self._topic = topic
+        self._routes = routes
+        self._ours = ours
+        self._present: dict[str, ParticipantInfo] = {}
+        self.history: tuple[Envelope, ...] = ()
+        """The recent broadcast history the gateway sent with its welcome."""
+        self._subscribers: set[MemoryObjectSendStream[TopicEvent]] = set()
+
+    @property
+    def present(self) -> Mapping[str, ParticipantInfo]:
+        """The other participants currently present (never ourselves), as a copy."""
+        return dict(self._present)
+
+    @asynccontextmanager
+    async def subscribe(
+        self, state: ConnectionState, *, closed: bool, buffer: int
+    ) -> AsyncIterator[MemoryObjectReceiveStream[TopicEvent]]:
+        """A stream that starts with `state` and a `join` per participant present, then follows live."""
+        send, recv = anyio.create_memory_object_stream[TopicEvent](buffer)
+        send.send_nowait(ConnectionEvent(state))
+        for info in self._present.values():
+            send.send_nowait(PresenceEvent("join", info))
+        if closed:
+            send.close()
+        else:
+            self._subscribers.add(send)
+        try:
+            with recv:
+                yield recv
+        finally:
+            self._subscribers.discard(send)
+            send.close()
+
+    def welcome(self, welcome: Welcome) -> None:
+        """Take the welcome's history and roster: `leave` for those gone, `join` for newcomers."""
+        self.history = welcome.history
+        new = {p.id: p for p in welcome.participants if not self._ours(p.id)}
+        for pid in [pid for pid in self._present if pid not in new]:
+            info = self._present.pop(pid)
+            self._routes.peer_gone(pid, "participant left")
+            self.publish(PresenceEvent("leave", info))
+        for pid, info in new.items():
+            if pid not in self._present:
+                self._present[pid] = info
+                self.publish(PresenceEvent("join", info))
+
+    def on_presence(self, env: Envelope) -> None:
+        """Follow a presence frame: a join, a leave, or a heartbeat from someone we missed."""
+        presence = parse_presence(env)
+        if presence is None:
+            logger.debug("topic %r: ignoring presence frame %r", self._topic, env.payload)
+            return
+        info = presence.participant
+        if self._ours(info.id):
+            return  # our own join (possibly before the welcome) or a stale leave
+        if presence.event == "join":
+            rejoined = info.id in self._present
+            self._present[info.id] = info
+            if rejoined:
+                self._routes.peer_gone(info.id, "participant reconnected")
+            self.publish(PresenceEvent("join", info, rejoined=rejoined))
+        elif presence.event == "leave":
+            known = self._present.pop(info.id, None)
+            self._routes.peer_gone(info.id, "participant left")
+            self.publish(PresenceEvent("leave", known or info))
+        elif info.id not in self._present:  # a heartbeat from someone we missed
+            self._present[info.id] = info
+            self.publish(PresenceEvent("join", info))
+
+    def publish(self, event: TopicEvent) -> None:
+        """Hand the event to every subscriber; one that does not read loses it (logged), not us."""
+        for send in list(self._subscribers):
+            try:
+                send.send_nowait(event)
+            except anyio.WouldBlock:
+                logger.warning("topic %r: a subscriber is not reading; dropped %r", self._topic, event)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._subscribers.discard(send)
+
+    def close(self) -> None:
+        """End every subscriber's stream."""
+        for send in list(self._subscribers):
+            send.close()
+        self._subscribers.clear()

@@ -1,0 +1,387 @@
+"""One Router peer's life: connect, publish, follow changes, notice failure, reconnect, leave.
+
+Each peer is one task in the Router's task group (`Member.run`). It owns the peer's connection
+as an async context manager; cancelling its scope closes the connection and withdraws the peer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp
+import mcp_types as mt
+from mcp.client.session import IncomingMessage
+from mcp.client.subscriptions import ListenNotSupportedError, Subscription, SubscriptionLost
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .._adapter import OpenAIPeerToolAdapter
+from .._errors import PeerUnavailableError
+from .._session import ToolSession
+from ._events import EventHub, HealthChanged, PeerJoined, PeerLeft, ToolsChanged
+from ._link import Connection, PeerLink, looks_like_connection_failure
+from ._open import open_session
+from ._settings import Settings
+from ._specs import (
+    DEFAULT,
+    HttpPeer,
+    InProcessPeer,
+    ParticipantPeer,
+    PeerSpec,
+    SessionPeer,
+    StdioPeer,
+)
+
+__all__ = ["Member"]
+
+logger = logging.getLogger("mcpx_router")
+
+
+class Member:
+    """The task that keeps one peer connected and its tools published."""
+
+    def __init__(
+        self,
+        peer: str,
+        spec: PeerSpec,
+        *,
+        adapter: OpenAIPeerToolAdapter,
+        hub: EventHub,
+        settings: Settings,
+        forget: Callable[[Member], None],
+    ) -> None:
+        self.peer = peer
+        self.spec = spec
+        self.scope = anyio.CancelScope()
+        self.link = PeerLink(peer, on_lost=self._lost, leaving=lambda: self.scope.cancel_called)
+        self.done = anyio.Event()
+        self.healthy = False
+        self.attempts = 0
+        self.last_error: str | None = None
+        self.leave_reason = f"peer {peer!r} left"
+        self._adapter = adapter
+        self._hub = hub
+        self._settings = settings
+        self._forget = forget
+        self._changed = anyio.Event()
+        self._retry = anyio.Event()
+        self._lock = anyio.Lock()
+        self._joined = False
+        self._registered = False
+        self._delays: Iterator[float] | None = None
+        self._handled: Connection | None = None
+        self._handled_delay: float | None = None
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[tuple[str, ...]]) -> None:
+        """Connect, publish, then keep the peer healthy until cancelled or given up on.
+
+        `task_status.started` receives the public names once the first handshake and tool
+        listing are done; if that first connection fails, the error is raised to the joiner.
+        """
+        try:
+            with self.scope:
+                while True:
+                    connection = self.link.begin()
+                    try:
+                        await self._connect_and_serve(connection, task_status)
+                    except Exception as exc:
+                        if not self._joined:
+                            raise _join_error(self.peer, self.spec, exc) from exc
+                        logger.info("peer %r: connection ended", self.peer, exc_info=True)
+                        connection.lose(exc)
+                    except BaseExceptionGroup as group:
+                        # We are being cancelled (leaving) and the transport failed as well.
+                        if not _cancelled_with_errors(group):
+                            raise
+                        logger.info("peer %r: connection failed while leaving", self.peer, exc_info=True)
+                        break
+                    delay = self._lost(connection)
+                    if delay is None:
+                        break
+                    with anyio.move_on_after(delay):
+                        await self._retry.wait()
+                    self._retry = anyio.Event()
+        finally:
+            self.link.detach("left")
+            self.healthy = False
+            with anyio.CancelScope(shield=True):
+                if self._registered and self.peer in self._adapter.peers:
+                    await self._adapter.remove_peer(self.peer, reason=self.leave_reason)
+                if self._joined:
+                    self._hub.emit(PeerLeft(self.peer, self._adapter.version, self.leave_reason))
+            self._forget(self)
+            self.done.set()
+
+    async def _connect_and_serve(
+        self, connection: Connection, task_status: anyio.abc.TaskStatus[tuple[str, ...]]
+    ) -> None:
+        # The deadline covers the handshake and the first listing and is lifted once both are done;
+        # it sits outside the session's context manager because that one holds task groups open.
+        with anyio.CancelScope(deadline=anyio.current_time() + self._settings.connect_timeout) as deadline:
+            async with AsyncExitStack() as stack:
+                session = await stack.enter_async_context(
+                    open_session(
+                        self.spec, peer=self.peer, message_handler=self._on_message, closed=connection.closed
+                    )
+                )
+                watched = isinstance(self.spec, StdioPeer | HttpPeer | ParticipantPeer)
+                self.link.attach(session, watched=watched)
+                stack.callback(self._cut_calls_if_leaving)  # runs before the session closes
+                # Subscribe before listing: a change after the listing then cannot go unseen.
+                subscription = await self._subscribe(stack, session)
+                names = await self._publish(connection)
+                deadline.deadline = math.inf
+                if not self._joined:
+                    self._joined = True
+                    self._hub.emit(PeerJoined(self.peer, self._adapter.version, names))
+                    task_status.started(names)
+                else:
+                    self._hub.emit(
+                        HealthChanged(self.peer, self._adapter.version, True, attempt=self.attempts)
+                    )
+                self.attempts = 0
+                await self._serve(connection, subscription)
+        if deadline.cancelled_caught:
+            raise TimeoutError(
+                f"no handshake and tool list within {self._settings.connect_timeout:g} s (connect_timeout)"
+            )
+
+    async def _publish(self, connection: Connection) -> tuple[str, ...]:
+        async with self._lock:
+            if not self._registered:
+                spec = self.spec
+                options: dict[str, Any] = {
+                    "max_concurrency": spec.max_concurrency,
+                    "tool_timeouts": dict(spec.tool_timeouts),
+                }
+                if spec.call_timeout != DEFAULT:
+                    options["call_timeout"] = spec.call_timeout
+                names = await self._adapter.add_peer(self.peer, self.link, **options)
+                self._registered = True
+            else:
+                await self._adapter.refresh_peer(self.peer)
+                names = tuple(tool.name for tool in self._adapter.tools_of(self.peer))
+            if connection.closed.is_set():
+                # Lost while the listing was on its way: take back what it published.
+                self._withdraw()
+                raise ConnectionError(
+                    f"the connection to peer {self.peer!r} was lost while listing its tools"
+                )
+            self.healthy = True
+            return names
+
+    def _lost(self, connection: Connection) -> float | None:
+        """Withdraw the tools of a lost connection and say so; return the wait before reconnecting.
+
+        Called as soon as the loss is noticed (by a failed call, or by this task), and again once
+        the connection is torn down (then it only returns the same answer). None means: leave.
+        """
+        if self._handled is connection:
+            return self._handled_delay
+        if self.scope.cancel_called:
+            return None  # leaving: the connection is being closed on purpose, nothing was lost
+        self.link.detach("lost")
+        self.last_error = _describe(connection.error)
+        was_healthy, self.healthy = self.healthy, False
+        if was_healthy:
+            self._withdraw()
+        delay: float | None = None
+        if isinstance(self.spec, SessionPeer):
+            self.leave_reason = f"the session of peer {self.peer!r} failed: {self.last_error}"
+        else:
+            if was_healthy or self._delays is None:
+                self._delays = self._settings.reconnect.delays()
+            else:
+                self.attempts += 1
+            delay = next(self._delays, None)
+            if delay is None:
+                self.leave_reason = (
+                    f"gave up reconnecting to peer {self.peer!r} after {self.attempts} failed "
+                    f"attempt(s); last error: {self.last_error}"
+                )
+        self._handled, self._handled_delay = connection, delay
+        self._hub.emit(
+            HealthChanged(self.peer, self._adapter.version, False, self.last_error, self.attempts, delay)
+        )
+        return delay
+
+    def _cut_calls_if_leaving(self) -> None:
+        if self.scope.cancel_called:
+            self.link.cut_calls()
+
+    def _withdraw(self) -> None:
+        self._adapter.withdraw_tools(
+            self.peer, reason=f"peer {self.peer!r} is unavailable (its connection was lost; reconnecting)"
+        )
+
+    # -- while connected --------------------------------------------------------------------
+
+    async def _subscribe(self, stack: AsyncExitStack, session: ToolSession) -> Subscription | None:
+        """Open `subscriptions/listen` for tool-list changes on 2026-07-28 connections.
+
+        Its events also reach `_on_message` as `notifications/tools/list_changed`, like the ones
+        older protocol versions send unasked.
+        """
+        if not isinstance(session, mcp.Client) or session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return None
+        try:
+            return await stack.enter_async_context(session.listen(tools_list_changed=True))
+        except (ListenNotSupportedError, mcp.MCPError) as exc:
+            if isinstance(exc, mcp.MCPError) and looks_like_connection_failure(exc):
+                raise
+            logger.info(
+                "peer %r does not offer subscriptions/listen (%s); its changes go unseen", self.peer, exc
+            )
+            return None
+
+    async def _serve(self, connection: Connection, subscription: Subscription | None) -> None:
+        """Return when the connection is gone."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._follow_changes)
+            if not isinstance(self.spec, InProcessPeer):
+                # A stdio transport reports its end itself, but not a server that hangs; HTTP and
+                # foreign sessions need asking in any case. An in-process server is this process.
+                tg.start_soon(self._check, connection)
+            if subscription is not None:
+                tg.start_soon(self._listen, connection, subscription)
+            await connection.closed.wait()
+            self._lost(connection)  # withdraw the tools now, not after the teardown
+            tg.cancel_scope.cancel()
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, mt.ToolListChangedNotification):
+            self.mark_changed()
+        elif isinstance(message, Exception):
+            logger.debug("peer %r: transport reported %r", self.peer, message)
+
+    def retry_now(self) -> None:
+        """Reconnect without waiting out the current delay (its topic says the peer is back)."""
+        self._retry.set()
+
+    def mark_changed(self) -> None:
+        """The peer said its tool list changed: re-list it soon (bursts are coalesced)."""
+        self._changed.set()
+
+    async def _follow_changes(self) -> None:
+        while True:
+            await self._changed.wait()
+            if self._settings.refresh_debounce > 0:
+                await anyio.sleep(self._settings.refresh_debounce)
+            self._changed = anyio.Event()
+            try:
+                await self.refresh()
+            except Exception as exc:
+                logger.warning("peer %r: could not re-list its tools: %s", self.peer, _describe(exc))
+
+    async def _listen(self, connection: Connection, subscription: Subscription) -> None:
+        """Follow the listen stream; when it ends, have the connection checked and listen again."""
+        client = self.link.current.session
+        assert isinstance(client, mcp.Client)
+        await self._follow(subscription)
+        delay = 1.0
+        while True:
+            # The server closed the stream, restarted, or the connection broke: a probe tells.
+            connection.suspect.set()
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 30.0)
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    self.mark_changed()  # what changed while no stream was open went unseen
+                    delay = 1.0
+                    await self._follow(subscription)
+            except (ListenNotSupportedError, mcp.MCPError, SubscriptionLost, TimeoutError) as exc:
+                logger.info("peer %r: subscriptions/listen failed again (%s)", self.peer, exc)
+
+    async def _follow(self, subscription: Subscription) -> None:
+        with contextlib.suppress(SubscriptionLost):
+            async for _event in subscription:
+                self.mark_changed()
+
+    async def _check(self, connection: Connection) -> None:
+        """Probe the connection when a request failed oddly or timed out, and every `health_interval` s.
+
+        A peer that does not answer the probe within `health_timeout` is hung (a stopped
+        process, a deadlocked server): it is treated as lost. A peer busy with long calls
+        still answers a `ping`, so it is not.
+        """
+        interval = self._settings.health_interval
+        timeout = self._settings.health_timeout
+        while True:
+            with anyio.move_on_after(math.inf if interval is None else interval):
+                await connection.suspect.wait()
+            connection.suspect = anyio.Event()
+            try:
+                with anyio.move_on_after(timeout) as probe:
+                    await self.link.probe()
+                if probe.cancelled_caught:
+                    hung = f"peer {self.peer!r} did not answer a probe within {timeout:g} s; it seems hung"
+                    connection.lose(TimeoutError(hung))
+                    return
+            except mcp.MCPError as exc:
+                if looks_like_connection_failure(exc):
+                    connection.lose(exc)
+                    return
+            except Exception as exc:
+                connection.lose(exc)
+                return
+
+    async def refresh(self) -> bool:
+        """List the peer's tools again and publish what changed; False if it is not connected."""
+        async with self._lock:
+            if not self.healthy:
+                return False
+            before = {tool.name: tool for tool in self._adapter.tools_of(self.peer)}
+            with anyio.fail_after(self._settings.connect_timeout):
+                changed = await self._adapter.refresh_peer(self.peer)
+            if not self.healthy:
+                # Lost while the answer was on its way: take back what that listing published.
+                self._withdraw()
+                return False
+            if changed:
+                after = {tool.name: tool for tool in self._adapter.tools_of(self.peer)}
+                self._hub.emit(
+                    ToolsChanged(
+                        self.peer,
+                        self._adapter.version,
+                        added=tuple(n for n in after if n not in before),
+                        removed=tuple(n for n in before if n not in after),
+                        updated=tuple(n for n in after if n in before and after[n] is not before[n]),
+                    )
+                )
+            return changed
+
+
+def _cancelled_with_errors(group: BaseExceptionGroup[BaseException]) -> bool:
+    cancelled, rest = group.split(anyio.get_cancelled_exc_class())
+    return cancelled is not None and rest is not None
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "the connection closed"
+    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        return _describe(exc.exceptions[0])
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _join_error(peer: str, spec: PeerSpec, exc: Exception) -> PeerUnavailableError:
+    if isinstance(exc, PeerUnavailableError):
+        return exc
+    where = spec.describe()
+    hint = ""
+    if isinstance(spec, StdioPeer):
+        hint = "; check that the command exists and starts an MCP server on stdio"
+    elif isinstance(spec, HttpPeer):
+        hint = "; check that the server is running and the URL is its MCP endpoint"
+    return PeerUnavailableError(
+        f"could not connect to peer {peer!r} ({where}): {_describe(exc)}{hint}", peer=peer
+    )

@@ -1,0 +1,44 @@
+"""How a Router keeps its peers: reconnect policy, handshake timeout, debounce and health probes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._backoff import Reconnect
+
+__all__ = ["Settings", "checked_settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    reconnect: Reconnect
+    connect_timeout: float
+    refresh_debounce: float
+    health_interval: float | None
+    health_timeout: float = 10.0
+
+
+def checked_settings(
+    *,
+    reconnect: Reconnect | None,
+    connect_timeout: float,
+    refresh_debounce: float,
+    health_interval: float | None,
+    health_timeout: float,
+) -> Settings:
+    """The Router's settings from its arguments; ValueError names the first one out of range."""
+    if not connect_timeout > 0:
+        raise ValueError(f"connect_timeout must be a positive number of seconds, not {connect_timeout!r}")
+    if not refresh_debounce >= 0:
+        raise ValueError(f"refresh_debounce must be >= 0 seconds, not {refresh_debounce!r}")
+    if health_interval is not None and not health_interval > 0:
+        raise ValueError(f"health_interval must be positive or None, not {health_interval!r}")
+    if not health_timeout > 0:
+        raise ValueError(f"health_timeout must be a positive number of seconds, not {health_timeout!r}")
+    return Settings(
+        reconnect=reconnect if reconnect is not None else Reconnect(),
+        connect_timeout=connect_timeout,
+        refresh_debounce=refresh_debounce,
+        health_interval=health_interval,
+        health_timeout=health_timeout,
+    )

@@ -1,0 +1,209 @@
+"""The package layout stays as docs/architecture.md draws it: imports point down the flow.
+
+Every module's imports are read with `ast` (those under TYPE_CHECKING and inside functions
+too), resolved to module names, and checked against the rules; `import mcpx_router` is run in a
+fresh interpreter to check that nothing heavy loads with it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import mcpx_router
+
+PACKAGE = Path(mcpx_router.__file__).resolve().parent
+ROOT = "mcpx_router"
+SUBPACKAGES = ("model", "peers", "mcpx", "cli")
+MAX_LINES = 400
+BEING_REWORKED = {"_catalogue.py", "_listing.py", "_outbound_rules.py", "model/_schema.py"}
+"""Modules other work is changing now; they are split once it has landed."""
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _imports(name: str) -> Iterator[str]:
+    """The modules of this package that module `name` imports, by full name."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name.split(".")[0] == ROOT)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != ROOT:
+                continue
+            submodules = [f"{target}.{alias.name}" for alias in node.names]
+            yield from (
+                (s for s in submodules if s in MODULES) if all(s in MODULES for s in submodules) else [target]
+            )
+
+
+def _area(name: str) -> str:
+    """'model', 'peers', 'mcpx', 'cli', or 'core' for the package's top-level modules."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in SUBPACKAGES else "core"
+
+
+EDGES = {name: sorted(set(_imports(name))) for name in MODULES}
+
+
+def _breaking(rule: str, allowed: dict[str, set[str]], exempt: set[str] = frozenset()) -> list[str]:
+    return [
+        f"{name} imports {target} ({rule})"
+        for name, targets in EDGES.items()
+        if name not in exempt
+        for target in targets
+        if _area(target) not in allowed.get(_area(name), {_area(target)})
+    ]
+
+
+def test_the_modules_are_found() -> None:
+    assert {"mcpx_router._adapter", "mcpx_router.model._schema", "mcpx_router.peers._router"} <= set(MODULES)
+    assert "mcpx_router.model._schema" in EDGES["mcpx_router._catalogue"]
+    assert "mcpx_router._errors" in EDGES["mcpx_router.model._schema"]
+
+
+def test_model_imports_only_itself_errors_and_naming() -> None:
+    core_allowed = {"mcpx_router._errors", "mcpx_router._naming"}
+    wrong = [
+        f"{name} imports {target}"
+        for name, targets in EDGES.items()
+        if _area(name) == "model"
+        for target in targets
+        if _area(target) != "model" and target not in core_allowed
+    ]
+    assert wrong == []
+
+
+def test_mcpx_knows_nothing_of_the_router_or_the_command() -> None:
+    assert _breaking("mcpx below peers and cli", {"mcpx": {"mcpx", "core", "model"}}) == []
+
+
+def test_only_the_command_imports_the_command() -> None:
+    wrong = [
+        f"{name} imports {target}"
+        for name, targets in EDGES.items()
+        if _area(name) != "cli" and name != "mcpx_router.__main__"
+        for target in targets
+        if _area(target) == "cli"
+    ]
+    assert wrong == []
+
+
+def test_the_core_imports_neither_the_router_side_nor_the_command() -> None:
+    # The package's __init__ is its public face: it re-exports the Router (see docs/architecture.md).
+    facade = {"mcpx_router", "mcpx_router.__main__"}
+    assert _breaking("core below peers, mcpx and cli", {"core": {"core", "model"}}, facade) == []
+
+
+def test_peers_does_not_import_the_command() -> None:
+    assert _breaking("peers below cli", {"peers": {"peers", "core", "model", "mcpx"}}) == []
+
+
+def test_no_modules_import_each_other_even_for_types() -> None:
+    """No import cycle between modules at all (TYPE_CHECKING imports count)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(name: str) -> None:  # Tarjan's strongly connected components
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for target in EDGES.get(name, []):
+            if target not in index:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in stack:
+                low[name] = min(low[name], index[target])
+        if low[name] == index[name]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == name:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in MODULES:
+        if name not in index:
+            visit(name)
+    assert cycles == []
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): count
+        for path in MODULES.values()
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert {path: n for path, n in long.items() if path not in BEING_REWORKED} == {}
+
+
+HEAVY = ("hypercorn", "wsproto", "openai")
+LOADED = "import json, sys; {}; print(json.dumps(sorted(sys.modules)))"
+
+
+def _loaded_after(statement: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED.format(statement)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return set(json.loads(done.stdout))
+
+
+@pytest.fixture(scope="module")
+def after_import() -> set[str]:
+    return _loaded_after("import mcpx_router")
+
+
+def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> None:
+    assert sorted(m for m in after_import if m.split(".")[0] in HEAVY) == []
+    lazy = {
+        "mcpx_router.mcpx._gateway",
+        "mcpx_router.mcpx._serve",
+        "mcpx_router.mcpx._ws",
+        "mcpx_router.loop",
+    }
+    assert lazy & after_import == set()
+
+
+def test_importing_the_package_loads_no_starlette_beyond_what_mcp_does(after_import: set[str]) -> None:
+    # The `mcp` SDK imports part of Starlette itself; our gateway's routes and ASGI app must not add to it.
+    by_mcp = _loaded_after("import mcp, mcp_types")
+    assert sorted(m for m in after_import - by_mcp if m.split(".")[0] == "starlette") == []
+
+
+def test_the_gateway_side_loads_when_used() -> None:
+    loaded = _loaded_after(
+        "from mcpx_router.mcpx import Gateway, gateway_main; import mcpx_router.mcpx as m; m.run_gateway"
+    )
+    assert {
+        "hypercorn",
+        "starlette.applications",
+        "mcpx_router.mcpx._gateway",
+        "mcpx_router.mcpx._serve",
+    } <= loaded
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        _ = mcpx_router.mcpx.nothing_here  # type: ignore[attr-defined]

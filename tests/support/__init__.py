@@ -1,0 +1,1 @@
+"""Shared test servers and helpers: in-process and stdio MCP servers, the OpenAI replay server."""

@@ -1,0 +1,91 @@
+"""An MCPServer over streamable HTTP on 127.0.0.1, run as a subprocess by the Router tests.
+
+    python tests/support/http_peer_server.py PORT [--log FILE]
+
+It exits when its stdin closes, so it cannot outlive the test process that started it.
+
+Tools: ``echo(text)``, ``header(name)``, ``pid()``, ``slow(seconds)`` (with progress; a
+cancellation is appended to the log file as ``cancelled slow``), and ``add_tool(name)``, which
+adds an echoing tool and announces it: on `subscriptions/listen` streams (2026-07-28) and as a legacy
+``notifications/tools/list_changed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+
+import anyio
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
+
+
+def build(log: str | None) -> MCPServer:
+    server = MCPServer("http-peer")
+
+    def record(line: str) -> None:
+        if log:
+            with open(log, "a") as handle:
+                handle.write(line + "\n")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    @server.tool()
+    def header(name: str, ctx: Context) -> str:
+        """The value of one HTTP header of this request ("" if absent)."""
+        return (ctx.headers or {}).get(name.lower(), "")
+
+    @server.tool()
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
+
+    @server.tool()
+    async def slow(seconds: float, ctx: Context) -> str:
+        """Answer after some seconds, reporting progress."""
+        try:
+            steps = max(1, int(seconds * 10))
+            for step in range(steps):
+                await ctx.report_progress(step, steps)
+                await anyio.sleep(seconds / steps)
+        except anyio.get_cancelled_exc_class():
+            record("cancelled slow")
+            raise
+        return "slow done"
+
+    @server.tool()
+    async def add_tool(name: str, ctx: Context) -> str:
+        """Offer one more tool."""
+        server.add_tool(lambda text: text, name=name, description="An added tool.")
+        if (ctx.protocol_version or "") >= "2026":
+            await ctx.notify_tools_changed()
+        else:
+            await ctx.session.send_tool_list_changed()
+        return "added"
+
+    return server
+
+
+def _exit_with_parent() -> None:
+    """Stop when stdin closes: the test that started us is gone, even if it could not stop us."""
+    sys.stdin.buffer.read()
+    os._exit(0)
+
+
+def main() -> None:
+    threading.Thread(target=_exit_with_parent, daemon=True).start()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("--log", default=None)
+    options = parser.parse_args()
+    app = build(options.log).streamable_http_app()
+    uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
