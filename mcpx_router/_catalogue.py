@@ -24,8 +24,9 @@ from .model._schema import (
     responses_tool,
     validate_chat_tool,
 )
+from .model._shape import plain_copy, plain_equal, schema_shape
 from .model._strict import StrictOutcome, make_strict
-from .model._validation import ArgumentValidator, plain_copy, plain_equal, schema_shape
+from .model._validation import ArgumentValidator
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from mcpx_router._catalogue import Catalogue
 from mcpx_router.model._schema import convert_for_openai
-from mcpx_router.model._validation import plain_copy, plain_equal, schema_shape, survives_conversion
+from mcpx_router.model._shape import plain_copy, plain_equal, schema_shape, survives_conversion
 
 from ..model.test_outbound import deep, junk, roots, schemas
 

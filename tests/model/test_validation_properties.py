@@ -23,13 +23,9 @@ from mcpx_router.model._arguments import (
 from mcpx_router.model._jsonstring import decode_stringified, stringify_complex_parameters
 from mcpx_router.model._repair import _takes_null, drop_optional_nulls, repair_arguments
 from mcpx_router.model._schema import convert_parameters
+from mcpx_router.model._shape import survives_conversion
 from mcpx_router.model._strict import make_strict, strip_added_nulls
-from mcpx_router.model._validation import (
-    ArgumentValidator,
-    prepare_arguments,
-    quick_check,
-    survives_conversion,
-)
+from mcpx_router.model._validation import ArgumentValidator, prepare_arguments, quick_check
 
 # --- strategies --------------------------------------------------------------------------------
 
