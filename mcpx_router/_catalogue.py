@@ -3,85 +3,26 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import mcp_types as mt
 
 from ._errors import ToolConversionError
 from ._listing import checked_tool
 from ._naming import NameTable, ToolKey, shown
+from ._published import BUILDERS, Format, PublishedTool
 from ._suggest import NameSuggester
 from .model._budget import LexicalIndex, tool_text
-from .model._jsonstring import StringifyPlan, stringify_complex_parameters
+from .model._jsonstring import stringify_complex_parameters
 from .model._outbound_rules import check_outbound
-from .model._schema import (
-    chat_tool,
-    convert_for_openai,
-    describe_tool,
-    legacy_function,
-    responses_tool,
-    validate_chat_tool,
-)
+from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
 from .model._shape import plain_copy, plain_equal, schema_shape
 from .model._strict import StrictOutcome, make_strict
-from .model._validation import ArgumentValidator
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
 logger = logging.getLogger("mcpx_router")
-
-Format = Literal["chat", "responses", "functions"]
-
-
-@dataclass(slots=True, eq=False)
-class PublishedTool:
-    """One tool of one peer as it is offered to the model (read-only)."""
-
-    name: str
-    """The public name the model calls."""
-    peer: str
-    tool: str
-    """The tool's name on its peer."""
-    description: str
-    parameters: dict[str, Any] = field(repr=False)
-    """The JSON Schema the model sees: converted (no `default`s), and strict when `strict`. Tools
-    whose peers list the same schema (the same JSON) may share one converted tree."""
-    input_schema: Mapping[str, Any] = field(repr=False)
-    """What the model's arguments are checked against: the peer's own input schema, untouched, or
-    (when the model sees the plain conversion and it lost nothing) that conversion itself, which
-    accepts exactly the same arguments, so the peer's tree need not be kept twice."""
-    strict: bool = False
-    """Whether `parameters` is in OpenAI's strict subset and offered with `strict: true`."""
-    strict_outcome: StrictOutcome | None = field(default=None, repr=False)
-    """How the strict conversion went (None when strict mode was not asked for)."""
-    string_plan: StringifyPlan | None = field(default=None, repr=False)
-    """Which parameters are offered as JSON strings (None when that mode is off)."""
-    origin: tuple[str | None, str | None] = field(default=(None, None), repr=False)
-    """The peer's description and title."""
-    fingerprint: bytes = field(default=b"", repr=False)
-    """A digest of the JSON of the peer's description, title and input schema (see `_listing`),
-    to tell a changed definition from the same one."""
-    _validator: ArgumentValidator | None = field(default=None, init=False, repr=False)
-
-    @property
-    def key(self) -> ToolKey:
-        return ToolKey(self.peer, self.tool)
-
-    def validator(self) -> ArgumentValidator:
-        """The peer's input schema compiled for checking arguments (compiled on first use)."""
-        if self._validator is None:
-            self._validator = ArgumentValidator(self.input_schema)
-        return self._validator
-
-
-_BUILDERS: dict[Format, Callable[[PublishedTool], dict[str, Any]]] = {
-    "chat": lambda t: chat_tool(t.name, t.description, t.parameters, strict=t.strict),
-    "responses": lambda t: responses_tool(t.name, t.description, t.parameters, strict=t.strict),
-    "functions": lambda t: legacy_function(t.name, t.description, t.parameters, strict=t.strict),
-}
-
 
 class Catalogue:
     """All peers' tools under their public names, with a version that changes only when they do."""
@@ -138,7 +79,7 @@ class Catalogue:
         """Every published tool in one OpenAI format; built once per catalogue version."""
         cached = self._views.get(fmt)
         if cached is None:
-            build = _BUILDERS[fmt]
+            build = BUILDERS[fmt]
             cached = self._views[fmt] = tuple(build(t) for t in self.all_tools())
         return cached
 
