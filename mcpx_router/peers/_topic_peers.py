@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import logging
+import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
@@ -281,6 +282,10 @@ class TopicMembership:
             return
         if pid in roster and self._wanted(pid):
             if pid not in self._members and pid not in self._adding and pid not in self._skipped:
+                if anyio.current_effective_deadline() == -math.inf:
+                    # Being cancelled (the Router is closing): a member started now would only
+                    # hold up the task group's exit.
+                    return
                 self._adding.add(pid)
                 self._tg.start_soon(self._add, pid)
             return
@@ -354,9 +359,9 @@ class TopicMembership:
         assert self._retry_after is not None
         with scope:
             await anyio.sleep(self._retry_after)
-            if self._timers.get(pid) is scope:
-                self._unskip(pid)
-                self._reconcile(pid, self.client.participants)
+        if self._timers.get(pid) is scope:  # not called off meanwhile; reconcile outside its scope
+            self._unskip(pid)
+            self._reconcile(pid, self.client.participants)
 
     def _describe(self, exc: Exception) -> str:
         cause = exc.__cause__

@@ -188,6 +188,22 @@ def test_topic_demo_in_the_middle() -> None:
         assert interrupt(process) == ""  # its child: the bridged docs server
 
 
+@pytest.mark.parametrize("delay", [0.2, 0.4, 0.6, 0.8])
+def test_topic_demo_interrupted_at_any_stage(delay: float) -> None:
+    """Ctrl-C while participants join and leave: the Router must not start members as it closes."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    with command("demo", "--topic", env=env) as process:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("== MCPx gateway on")
+        time.sleep(delay)
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=WAIT)
+        assert process.stderr is not None
+        err = process.stderr.read()
+        assert process.returncode in (0, 130), err  # 0: the demo had finished by then
+        assert "Traceback" not in err, err
+
+
 @contextmanager
 def silent_endpoint() -> Iterator[str]:
     """An OpenAI base URL whose server takes connections and never answers."""
