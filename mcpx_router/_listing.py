@@ -17,6 +17,7 @@ key order all count as changes, as they do for the model.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -69,10 +70,8 @@ def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes, bytes | None
         return tool, *_fingerprint(tool.description, tool.title, tool.input_schema)
     except (ValueError, TypeError, RecursionError):  # UnicodeEncodeError is a ValueError
         tool = _repaired(tool)
-    try:
+    with contextlib.suppress(ValueError, TypeError, RecursionError):  # else: a cycle or depth, below
         return tool, *_fingerprint(tool.description, tool.title, tool.input_schema)
-    except (ValueError, TypeError, RecursionError):
-        pass
     # A cycle (in-process only) or nesting deeper than the conversion keeps: what is sent is the
     # conversion, which cuts both; if that is sendable, it is what the fingerprint covers.
     problem = _problem(tool.input_schema, "", 0, frozenset())

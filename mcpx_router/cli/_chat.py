@@ -8,6 +8,7 @@ one message to the next, and every tool call is shown with the start of its answ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -165,10 +166,8 @@ def _read_lines(
     except (OSError, ValueError) as exc:  # closed, or not text: no more prompts
         print(f"mcpx-router chat: cannot read standard input: {exc}", file=sys.stderr, flush=True)
     finally:
-        try:
+        with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody is left to tell
             anyio.from_thread.run_sync(send.close, token=token)
-        except RuntimeError:
-            pass
 
 
 def _fail(message: str, status: int) -> int:
