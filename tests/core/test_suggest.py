@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import difflib
 import random
-import time
 
 import mcp_types as mt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.names import WORDS, misspell
 from mcpx_router._catalogue import Catalogue
 from mcpx_router._suggest import MOST, NameSuggester, _Keys
 
@@ -107,11 +107,6 @@ def test_a_bare_tool_name_suggests_every_peer_that_has_it(
 
 # -- as good as difflib, and much cheaper ----------------------------------------------------
 
-WORDS = (
-    "get set list search create update delete fetch read write query find open close run sync send post "
-    "user file issue repo branch commit page doc record event job task order item price stock weather "
-    "forecast city note"
-).split()
 PEERS = ["github", "slack", "jira", "notion", "drive", "mail", "calendar", "weather", "db", "search"]
 
 
@@ -126,27 +121,6 @@ def realistic_catalogue(rng: random.Random, peers: int, tools_per_peer: int) -> 
             own.add("_".join(rng.sample(WORDS, rng.choice([2, 3]))))
         tools += [(f"{peer}__{tool}", tool) for tool in sorted(own)]
     return tools
-
-
-def misspell(rng: random.Random, name: str, tool: str) -> str:
-    """A mistake models make: a typo or two, a case change, one underscore, or no peer prefix."""
-    kind = rng.choice(["typo", "typo", "two-typos", "case", "underscore", "bare"])
-    if kind == "case":
-        return name.upper()
-    if kind == "underscore":
-        return name.replace("__", "_", 1)
-    if kind == "bare":
-        return tool
-    for _ in range(2 if kind == "two-typos" else 1):
-        i = rng.randrange(len(name) - 1)
-        name = rng.choice(
-            [
-                name[:i] + name[i + 1 :],
-                name[:i] + rng.choice("aeiou") + name[i:],
-                name[:i] + name[i + 1] + name[i] + name[i + 2 :],
-            ]
-        )
-    return name
 
 
 def test_suggestions_are_at_least_as_good_as_difflibs() -> None:
@@ -165,19 +139,6 @@ def test_suggestions_are_at_least_as_good_as_difflibs() -> None:
         theirs += name in difflib.get_close_matches(called, names, n=3)
     assert ours >= theirs
     assert ours >= 0.95 * tried, (ours, theirs, tried)
-
-
-def test_a_suggestion_at_10000_tools_costs_well_under_a_millisecond() -> None:
-    rng = random.Random(3)
-    tools = realistic_catalogue(rng, peers=100, tools_per_peer=100)
-    suggester = NameSuggester(tools)
-    called = [misspell(rng, *rng.choice(tools)) for _ in range(200)]
-    started = time.perf_counter()
-    for name in called:
-        suggester.suggest(name)
-    per_name = (time.perf_counter() - started) / len(called)
-    # The budget is 1 ms; the machine running the tests may be busy, so allow twice that here.
-    assert per_name < 0.002, f"{per_name * 1e6:.0f} µs per name"
 
 
 def osa_distance(a: str, b: str) -> int:
