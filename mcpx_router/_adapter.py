@@ -12,14 +12,7 @@ import mcp_types as mt
 
 from ._answering import UNSET, Answerer
 from ._catalogue import Catalogue, Format, PublishedTool
-from ._dispatch import (
-    CallProgress,
-    Outcome,
-    PeerEntry,
-    check_limit,
-    check_timeout,
-    patterns,
-)
+from ._dispatch import CallProgress, Outcome, PeerEntry, check_limit, check_timeout, patterns
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,
@@ -149,6 +142,7 @@ class OpenAIPeerToolAdapter:
         include: Sequence[str] | None = None,
         exclude: Sequence[str] | None = None,
         tool_timeouts: Mapping[str, float | None] | None = None,
+        strict: bool | None = UNSET,
     ) -> tuple[str, ...]:
         """List the tools of a connected MCP session (all pages) and publish them as `peer_id__tool`.
 
@@ -167,6 +161,7 @@ class OpenAIPeerToolAdapter:
             exclude: Glob patterns of tool names never to publish.
             tool_timeouts: Seconds calls to particular tools (named as the peer spells them) may
                 take, overriding `call_timeout`.
+            strict: Strict mode for this peer's tools, as the adapter's `strict`; by default the adapter's.
 
         Returns:
             The public names of the tools published for this peer.
@@ -191,6 +186,8 @@ class OpenAIPeerToolAdapter:
             check_timeout(limit)
         if max_concurrency is not None and max_concurrency < 1:
             raise UsageError(f"max_concurrency must be at least 1 or None, not {max_concurrency!r}")
+        if strict not in (True, False, None, UNSET):
+            raise UsageError(f"strict must be True, False or None, not {strict!r}")
         # Everything that can be refused is refused before listing; nothing is registered until
         # the listing is complete and published, so a failure (or cancellation) leaves no trace.
         peer = PeerEntry(
@@ -208,6 +205,8 @@ class OpenAIPeerToolAdapter:
             self._check_open()
         finally:
             self._joining.discard(peer_id)
+        if strict is not UNSET:
+            self._catalogue.set_strict(peer_id, strict)
         self._catalogue.set_peer(peer_id, peer.offered(tools))
         self._peers[peer_id] = peer
         return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))

@@ -36,6 +36,8 @@ class Catalogue:
     ) -> None:
         self._description_limit = description_limit
         self._strict = strict
+        self._peer_strict: dict[str, bool | None] = {}
+        """Strict mode of the peers that have their own (see `set_strict`)."""
         self._json_strings = json_strings
         self._names = NameTable()
         self._peers: dict[str, dict[str, PublishedTool]] = {}
@@ -123,6 +125,10 @@ class Catalogue:
             message += f" Did you mean {listed}?"
         return message + " Call only the functions offered in this conversation."
 
+    def set_strict(self, peer: str, strict: bool | None) -> None:
+        """Strict mode for `peer`'s tools published from now on, instead of the catalogue's own."""
+        self._peer_strict[peer] = strict
+
     def set_peer(self, peer: str, tools: Sequence[mt.Tool]) -> bool:
         """Publish exactly `tools` for `peer`, keeping the names of tools it already had.
 
@@ -208,6 +214,7 @@ class Catalogue:
         """Withdraw every tool of `peer` and free its names; return whether the catalogue changed."""
         tools = self._peers.pop(peer, None)
         self._rejected.pop(peer, None)
+        self._peer_strict.pop(peer, None)
         for name in self._reserved.pop(peer, set()):
             released = self._names.release(ToolKey(peer, name))
             if released is not None:
@@ -272,7 +279,8 @@ class Catalogue:
                 self._converted[schema_key] = slot
         parameters, repairs = slot[0]
         # The conversion may stand in for the peer's schema only when it accepts the same arguments.
-        keep_original = self._strict is not False or self._json_strings or bool(repairs) or not survives
+        strict = self._peer_strict.get(peer, self._strict)
+        keep_original = strict is not False or self._json_strings or bool(repairs) or not survives
         entry = PublishedTool(
             name=name,
             peer=peer,
@@ -309,7 +317,8 @@ class Catalogue:
         """
         if self._json_strings:
             entry.parameters, entry.string_plan = stringify_complex_parameters(entry.parameters)
-        if self._strict is not False:
+        strict = self._peer_strict.get(entry.peer, self._strict)
+        if strict is not False:
             outcome = entry.strict_outcome = make_strict(entry.parameters)
             refused = () if outcome.schema is None else check_outbound(outcome.schema, strict=True)
             if outcome.schema is not None and not refused:
@@ -332,7 +341,7 @@ class Catalogue:
                 tool=entry.tool,
             )
         if entry.strict_outcome is not None:
-            level = logging.WARNING if self._strict else logging.DEBUG
+            level = logging.WARNING if strict else logging.DEBUG
             reasons = "; ".join(entry.strict_outcome.reasons)
             logger.log(level, "%s is offered without strict mode: %s", entry.name, reasons)
 

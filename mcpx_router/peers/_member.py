@@ -11,7 +11,6 @@ import logging
 import math
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
-from typing import Any
 
 import anyio
 import anyio.abc
@@ -29,13 +28,13 @@ from ._link import Connection, PeerLink, looks_like_connection_failure
 from ._open import open_session
 from ._settings import Settings
 from ._specs import (
-    DEFAULT,
     HttpPeer,
     InProcessPeer,
     ParticipantPeer,
     PeerSpec,
     SessionPeer,
     StdioPeer,
+    adapter_options,
 )
 
 __all__ = ["Member"]
@@ -157,14 +156,7 @@ class Member:
     async def _publish(self, connection: Connection) -> tuple[str, ...]:
         async with self._lock:
             if not self._registered:
-                spec = self.spec
-                options: dict[str, Any] = {
-                    "max_concurrency": spec.max_concurrency,
-                    "tool_timeouts": dict(spec.tool_timeouts),
-                }
-                if spec.call_timeout != DEFAULT:
-                    options["call_timeout"] = spec.call_timeout
-                names = await self._adapter.add_peer(self.peer, self.link, **options)
+                names = await self._adapter.add_peer(self.peer, self.link, **adapter_options(self.spec))
                 self._registered = True
             else:
                 await self._adapter.refresh_peer(self.peer)

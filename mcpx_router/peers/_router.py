@@ -22,7 +22,7 @@ from ._events import CallProgress, EventHub, EventStream, RouterEvent
 from ._face import AdapterFace
 from ._member import Member
 from ._settings import Settings, checked_settings
-from ._specs import PeerSpec, as_peer_spec
+from ._specs import PeerSpec, as_peer_spec, with_tool_filter
 from ._topic_peers import TopicHost, TopicMembership
 
 if TYPE_CHECKING:
@@ -157,7 +157,14 @@ class Router(AdapterFace):
 
     # -- membership -------------------------------------------------------------------------
 
-    async def join(self, peer_id: str, peer: PeerSpec | object) -> tuple[str, ...]:
+    async def join(
+        self,
+        peer_id: str,
+        peer: PeerSpec | object,
+        *,
+        include_tools: Sequence[str] | None = None,
+        exclude_tools: Sequence[str] | None = None,
+    ) -> tuple[str, ...]:
         """Connect to a peer and publish its tools; return their public names.
 
         Returns after the handshake and the complete tool listing.
@@ -167,6 +174,7 @@ class Router(AdapterFace):
                 most 128 characters, without control characters or surrogates.
             peer: A `StdioPeer`, `HttpPeer`, `InProcessPeer` or `SessionPeer`, or what
                 `as_peer_spec` turns into one (a URL, an `MCPServer`, a connected `mcp.Client`).
+            include_tools, exclude_tools: Tool-name patterns replacing the spec's, when given.
 
         Raises:
             PeerUnavailableError: The first connection or listing failed (nothing is left behind).
@@ -175,7 +183,8 @@ class Router(AdapterFace):
         """
         self._open_group()
         check_peer_id(peer_id)
-        return await self._start_member(peer_id, as_peer_spec(peer), self._settings)
+        spec = with_tool_filter(as_peer_spec(peer), include_tools, exclude_tools)
+        return await self._start_member(peer_id, spec, self._settings)
 
     async def _start_member(self, peer_id: str, spec: PeerSpec, settings: Settings) -> tuple[str, ...]:
         tg = self._open_group()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -40,10 +41,17 @@ class _Options:
     """Seconds a call to this peer may take (None: no limit; "default": the Router's)."""
     tool_timeouts: Mapping[str, float | None] = field(default_factory=dict)
     """Per-tool limits, by the tool's name on the peer; they override `call_timeout`."""
+    include_tools: Sequence[str] | None = None
+    """Glob patterns of the peer's tool names to publish (None: all); followed on every listing."""
+    exclude_tools: Sequence[str] | None = None
+    """Glob patterns of the peer's tool names never to publish (they win over `include_tools`)."""
+    strict: bool | Literal["default"] | None = DEFAULT
+    """OpenAI strict mode for this peer's tools, as the adapter's `strict` ("default": the adapter's)."""
     max_concurrency: int | None = None
     """At most this many calls run on this peer at once (None: no limit)."""
 
     def __post_init__(self) -> None:
+        _check_tool_options(self)
         _check_timeout("call_timeout", self.call_timeout)
         for tool, limit in self.tool_timeouts.items():
             _check_timeout(f"tool_timeouts[{tool!r}]", limit)
@@ -192,6 +200,48 @@ def as_peer_spec(peer: object) -> PeerSpec:
         f"cannot make a peer of {type(peer).__name__}: give a StdioPeer, HttpPeer, InProcessPeer, "
         "SessionPeer, an http(s) URL, StdioServerParameters, an MCPServer or a connected mcp.Client"
     )
+
+
+def adapter_options(spec: PeerSpec) -> dict[str, Any]:
+    """The keyword arguments of `OpenAIPeerToolAdapter.add_peer` that `spec` asks for."""
+    options: dict[str, Any] = {
+        "max_concurrency": spec.max_concurrency,
+        "tool_timeouts": dict(spec.tool_timeouts),
+        "include": spec.include_tools,
+        "exclude": spec.exclude_tools,
+    }
+    if spec.call_timeout != DEFAULT:
+        options["call_timeout"] = spec.call_timeout
+    if spec.strict != DEFAULT:
+        options["strict"] = spec.strict
+    return options
+
+
+def with_tool_filter(
+    spec: PeerSpec, include_tools: Sequence[str] | None, exclude_tools: Sequence[str] | None
+) -> PeerSpec:
+    """`spec` with the tool patterns that are given (not None) in place of its own."""
+    if include_tools is not None:
+        spec = dataclasses.replace(spec, include_tools=include_tools)
+    if exclude_tools is not None:
+        spec = dataclasses.replace(spec, exclude_tools=exclude_tools)
+    return spec
+
+
+def _check_tool_options(options: _Options) -> None:
+    for what in ("include_tools", "exclude_tools"):
+        patterns = getattr(options, what)
+        if patterns is None:
+            continue
+        if isinstance(patterns, str | bytes) or not isinstance(patterns, Iterable):
+            raise TypeError(f"{what} must be a list of glob patterns (strings), not {patterns!r}")
+        patterns = tuple(patterns)
+        if not all(isinstance(p, str) for p in patterns):
+            raise TypeError(f"{what} must be a list of glob patterns (strings), not {patterns!r}")
+        object.__setattr__(options, what, patterns)
+    strict = options.strict
+    if not (strict is None or isinstance(strict, bool) or (isinstance(strict, str) and strict == DEFAULT)):
+        raise ValueError(f"strict must be True, False, None or 'default', not {options.strict!r}")
 
 
 def _check_timeout(what: str, value: object) -> None:
