@@ -23,7 +23,16 @@ from ._naming import NameTable, ToolKey, is_legal_name
 from ._session import ToolSession
 from .model._results import render_result
 from .model._schema import convert_parameters
-from .peers import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer, load_config
+from .peers import (
+    HttpPeer,
+    InProcessPeer,
+    ParticipantPeer,
+    PeerSpec,
+    SessionPeer,
+    SsePeer,
+    StdioPeer,
+    load_config,
+)
 from .peers._events import (
     CallProgress,
     EventStream,
@@ -63,6 +72,7 @@ __all__ = [
     "RouterError",
     "RouterEvent",
     "SessionPeer",
+    "SsePeer",
     "StdioPeer",
     "ToolCallFormatError",
     "ToolConversionError",

@@ -1,4 +1,4 @@
-"""How to reach a peer: specs for stdio, streamable HTTP, in-process servers and open sessions,
+"""How to reach a peer: specs for stdio, streamable HTTP, SSE, in-process servers and open sessions,
 and `mcpServers` config files.
 
 The package also holds the Router side (private modules, exported from `mcpx_router`): the
@@ -15,6 +15,7 @@ from ._specs import (
     ParticipantSource,
     PeerSpec,
     SessionPeer,
+    SsePeer,
     StdioPeer,
     as_peer_spec,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "ParticipantSource",
     "PeerSpec",
     "SessionPeer",
+    "SsePeer",
     "StdioPeer",
     "as_peer_spec",
     "load_config",

@@ -33,6 +33,7 @@ from ._specs import (
     ParticipantPeer,
     PeerSpec,
     SessionPeer,
+    SsePeer,
     StdioPeer,
     adapter_options,
 )
@@ -131,7 +132,7 @@ class Member:
                         self.spec, peer=self.peer, message_handler=self._on_message, closed=connection.closed
                     )
                 )
-                watched = isinstance(self.spec, StdioPeer | HttpPeer | ParticipantPeer)
+                watched = isinstance(self.spec, StdioPeer | HttpPeer | SsePeer | ParticipantPeer)
                 self.link.attach(session, watched=watched)
                 stack.callback(self._cut_calls_if_leaving)  # runs before the session closes
                 # Subscribe before listing: a change after the listing then cannot go unseen.
@@ -372,7 +373,7 @@ def _join_error(peer: str, spec: PeerSpec, exc: Exception) -> PeerUnavailableErr
     hint = ""
     if isinstance(spec, StdioPeer):
         hint = "; check that the command exists and starts an MCP server on stdio"
-    elif isinstance(spec, HttpPeer):
+    elif isinstance(spec, HttpPeer | SsePeer):
         hint = "; check that the server is running and the URL is its MCP endpoint"
     return PeerUnavailableError(
         f"could not connect to peer {peer!r} ({where}): {_describe(exc)}{hint}", peer=peer

@@ -23,13 +23,14 @@ import httpx2
 import mcp
 from mcp.client import Transport
 from mcp.client.session import MessageHandlerFnT
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from .._errors import PeerUnavailableError
 from .._session import ToolSession
 from ._link import note_refused, note_written
-from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
+from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, SsePeer, StdioPeer
 
 __all__ = ["open_session"]
 
@@ -46,8 +47,8 @@ async def open_session(
     """Connect to `spec` and complete the handshake; yield the session, close it on exit.
 
     `closed` is set as soon as the transport's stream of messages from the peer ends (a stdio
-    server exited, a stream broke), even when no request is waiting for an answer. Stdio, HTTP
-    and topic transports report each message they take to `note_written`.
+    server exited, a stream broke), even when no request is waiting for an answer. Stdio, HTTP,
+    SSE and topic transports report each message they take to `note_written`.
     A `SessionPeer`'s session is yielded as it is and left open.
 
     Raises:
@@ -76,6 +77,8 @@ async def open_session(
         # The topic client closes the session's stream when the participant leaves or rejoins,
         # or when the topic connection is lost.
         target = _watched(spec.topic.participant_transport(spec.participant), closed)
+    elif isinstance(spec, SsePeer):
+        target = _watched(_sse_transport(spec), closed)
     else:
         target = _watched(_http_transport(spec), closed)
     async with _handshaken(target, spec.mode, handshake, peer, message_handler) as client:
@@ -153,6 +156,22 @@ async def _http_transport(spec: HttpPeer) -> AsyncIterator[Any]:
         streamable_http_client(spec.url, http_client=http) as streams,
     ):
         yield streams
+
+
+def _sse_transport(spec: SsePeer) -> AbstractAsyncContextManager[Any]:
+    headers = dict(spec.headers) if spec.headers else None
+    return sse_client(spec.url, headers=headers, httpx_client_factory=_noting_client)
+
+
+def _noting_client(
+    headers: dict[str, str] | None = None,
+    timeout: httpx2.Timeout | None = None,
+    auth: httpx2.Auth | None = None,
+) -> httpx2.AsyncClient:
+    """An HTTP client for the SSE transport whose transport says when a server was not reached."""
+    return httpx2.AsyncClient(
+        headers=headers, timeout=timeout or _HTTP_TIMEOUT, auth=auth, transport=_NotingTransport()
+    )
 
 
 class _NotingTransport(httpx2.AsyncBaseTransport):

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
+from urllib.parse import urlsplit
 
 import mcp
 from mcp.client import Transport
@@ -23,6 +24,7 @@ __all__ = [
     "ParticipantSource",
     "PeerSpec",
     "SessionPeer",
+    "SsePeer",
     "StdioPeer",
     "as_peer_spec",
 ]
@@ -116,6 +118,30 @@ class HttpPeer(_Options):
 
 
 @dataclass(frozen=True)
+class SsePeer(_Options):
+    """A server reached over the legacy HTTP+SSE transport (the `mcp` SDK's SSE client).
+
+    Example:
+        >>> SsePeer("http://127.0.0.1:8000/sse").describe()
+        'http://127.0.0.1:8000/sse (SSE)'
+
+    Args:
+        url: The SSE endpoint, e.g. "http://127.0.0.1:8000/sse"; the server names the endpoint
+            messages are posted to.
+        headers: Sent with every request, the event stream's and the posted messages'.
+        mode: How to negotiate the protocol version (see `mcp.Client`).
+    """
+
+    url: str
+    headers: Mapping[str, str] | None = field(default=None, repr=False)
+    # Authentication beyond fixed headers belongs here, next to `headers`, as on `HttpPeer`.
+    mode: Mode = "auto"
+
+    def describe(self) -> str:
+        return f"{self.url} (SSE)"
+
+
+@dataclass(frozen=True)
 class InProcessPeer(_Options):
     """An `mcp` server object running in this process (`MCPServer` or lowlevel `Server`)."""
 
@@ -172,16 +198,20 @@ class ParticipantPeer(_Options):
         return f"participant {self.participant!r} of topic {self.topic.topic!r}"
 
 
-PeerSpec: TypeAlias = StdioPeer | HttpPeer | InProcessPeer | SessionPeer | ParticipantPeer
+PeerSpec: TypeAlias = StdioPeer | HttpPeer | SsePeer | InProcessPeer | SessionPeer | ParticipantPeer
 
 
 def as_peer_spec(peer: object) -> PeerSpec:
-    """Accept a spec, a URL, `StdioServerParameters`, an `mcp` server object or a connected session."""
-    if isinstance(peer, StdioPeer | HttpPeer | InProcessPeer | SessionPeer | ParticipantPeer):
+    """Accept a spec, a URL, `StdioServerParameters`, an `mcp` server object or a connected session.
+
+    A URL whose path ends in `/sse` is taken as an SSE endpoint (`SsePeer`), any other as
+    streamable HTTP (`HttpPeer`); give the spec yourself to choose otherwise.
+    """
+    if isinstance(peer, StdioPeer | HttpPeer | SsePeer | InProcessPeer | SessionPeer | ParticipantPeer):
         return peer
     if isinstance(peer, str):
         if peer.startswith(("http://", "https://")):
-            return HttpPeer(peer)
+            return SsePeer(peer) if is_sse_url(peer) else HttpPeer(peer)
         raise ValueError(
             f"{peer!r} is not an http(s) URL; for a command give StdioPeer(command, args) instead"
         )
@@ -197,9 +227,14 @@ def as_peer_spec(peer: object) -> PeerSpec:
     if callable(getattr(peer, "call_tool", None)) and callable(getattr(peer, "list_tools", None)):
         return SessionPeer(peer)  # type: ignore[arg-type]
     raise TypeError(
-        f"cannot make a peer of {type(peer).__name__}: give a StdioPeer, HttpPeer, InProcessPeer, "
+        f"cannot make a peer of {type(peer).__name__}: give a StdioPeer, HttpPeer, SsePeer, InProcessPeer, "
         "SessionPeer, an http(s) URL, StdioServerParameters, an MCPServer or a connected mcp.Client"
     )
+
+
+def is_sse_url(url: str) -> bool:
+    """Whether `url` names an SSE endpoint by the convention hosts follow: its path ends in `/sse`."""
+    return urlsplit(url).path.rstrip("/").endswith("/sse")
 
 
 def adapter_options(spec: PeerSpec) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from typing import Any
 
 import mcp
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.server.mcpserver import MCPServer
 
 from mcpx_router import ConfigError, Reconnect
@@ -15,11 +17,13 @@ from mcpx_router.peers import (
     HttpPeer,
     InProcessPeer,
     SessionPeer,
+    SsePeer,
     StdioPeer,
     as_peer_spec,
     load_config,
     parse_config,
 )
+from mcpx_router.peers._expand import escape
 
 
 def test_config_with_both_transports(tmp_path: Path) -> None:
@@ -79,12 +83,16 @@ BAD_ENTRIES: list[tuple[Any, str]] = [
     ({"command": ""}, '"command" must be a non-empty string'),
     ({"command": "x", "args": "--flag"}, '"args" must be a list of strings'),
     ({"command": "x", "args": [1]}, '"args" must be a list of strings'),
-    ({"command": "x", "env": {"PORT": 8080}}, "\"env\"['PORT'] must be a string (quote it)"),
+    ({"command": "x", "env": {"PORT": 8080}}, '"env"["PORT"] must be a string (quote it)'),
     ({"command": "x", "env": ["A=1"]}, '"env" must be an object of strings'),
     ({"command": "x", "cwd": 3}, '"cwd" must be a non-empty string'),
     ({"url": "127.0.0.1:8000"}, '"url" must be an http:// or https:// URL'),
-    ({"url": "http://h/mcp", "headers": {"X": None}}, "\"headers\"['X'] must be a string"),
-    ({"type": "sse", "url": "http://h/sse"}, "the SSE transport is not supported"),
+    ({"url": "http://h/mcp", "headers": {"X": None}}, '"headers"["X"] must be a string'),
+    ({"type": "websocket", "url": "ws://h/"}, "\"type\" must be one of 'stdio', 'http'"),
+    ({"type": "sse", "command": "x"}, '"type" is \'sse\' but the entry has "command"'),
+    ({"command": "x", "includeTools": "read_*"}, '"includeTools" must be a list of tool names or glob'),
+    ({"command": "x", "disabledTools": [3]}, '"disabledTools" must be a list of tool names or glob'),
+    ({"command": "x", "strict": "yes"}, '"strict" must be true or false'),
     ({"type": "stdio", "url": "http://h/mcp"}, '"type" is \'stdio\' but the entry has "url"'),
     ({"command": "x", "disabled": "yes"}, '"disabled" must be true or false'),
     ({"command": "x", "timeout": 0}, '"timeout" must be a positive number of seconds'),
@@ -131,6 +139,10 @@ def test_unreadable_or_broken_files(tmp_path: Path) -> None:
 def test_as_peer_spec() -> None:
     server = MCPServer("s")
     assert as_peer_spec("https://example.test/mcp") == HttpPeer("https://example.test/mcp")
+    for sse in ["http://h/sse", "http://h/app/sse/", "https://h/sse?key=1"]:
+        assert as_peer_spec(sse) == SsePeer(sse)  # the path ends in /sse: the hosts' convention
+    for http in ["http://h/mcp", "http://h/sse/mcp", "http://h/assets", "http://sse/", "http://h/x?p=/sse"]:
+        assert as_peer_spec(http) == HttpPeer(http)
     assert as_peer_spec(server) == InProcessPeer(server)
     params = mcp.StdioServerParameters(command="run", args=["-v"], env={"A": "1"}, cwd="/tmp")
     assert as_peer_spec(params) == StdioPeer("run", ["-v"], env={"A": "1"}, cwd="/tmp")
@@ -187,3 +199,128 @@ def test_give_up_rules() -> None:
 def test_backoff_options_are_checked(options: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         Reconnect(**options)
+
+
+# -- what hosts write: variables, tool filters, strict, SSE -------------------------------------
+
+
+def test_a_config_as_hosts_write_it(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    file = tmp_path / "mcp.json"
+    file.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "fs": {
+                        "command": "${TOOLS:-/opt/tools}/fs-server",
+                        "args": ["--root", "${env:HOME}", "--price", "$5", "$${literal}"],
+                        "env": {"API_KEY": "${KEY}", "EMPTY": "${UNSET_OR_EMPTY:-fallback}"},
+                        "cwd": "${HOME}/work",
+                        "includeTools": ["read_*", "list_*"],
+                        "disabledTools": ["read_secret"],
+                        "excludeTools": ["list_all"],
+                        "alwaysAllow": ["read_file"],  # an approval list, not a filter: no warning
+                        "autoApprove": [],
+                        "strict": False,
+                    },
+                    "notes": {
+                        "url": "https://${HOST}/mcp",
+                        "headers": {"Authorization": "Bearer ${KEY}"},
+                        "strict": True,
+                    },
+                    "legacy": {"url": "http://127.0.0.1:9000/sse", "headers": {"X-Key": "${KEY}"}},
+                    "typed": {"type": "sse", "url": "http://127.0.0.1:9000/events"},
+                    "forced": {"type": "http", "url": "http://127.0.0.1:9000/sse"},
+                }
+            }
+        )
+    )
+    environ = {"HOME": "/home/me", "KEY": "k-123", "HOST": "notes.test", "UNSET_OR_EMPTY": ""}
+    peers = load_config(file, environ=environ)
+    assert peers["fs"] == StdioPeer(
+        "/opt/tools/fs-server",
+        ["--root", "/home/me", "--price", "$5", "${literal}"],
+        env={"API_KEY": "k-123", "EMPTY": "fallback"},
+        cwd="/home/me/work",
+        include_tools=["read_*", "list_*"],
+        exclude_tools=["list_all", "read_secret"],
+        strict=False,
+    )
+    assert peers["notes"] == HttpPeer(
+        "https://notes.test/mcp", headers={"Authorization": "Bearer k-123"}, strict=True
+    )
+    assert peers["legacy"] == SsePeer("http://127.0.0.1:9000/sse", headers={"X-Key": "k-123"})
+    assert peers["typed"] == SsePeer("http://127.0.0.1:9000/events")
+    assert peers["forced"] == HttpPeer("http://127.0.0.1:9000/sse")
+    assert caplog.text == ""
+
+
+def test_variables_come_from_the_process_environment_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCPX_CONFIG_TOKEN", "from-env")
+    peers = parse_config(
+        {"mcpServers": {"n": {"url": "http://h/mcp", "headers": {"A": "${MCPX_CONFIG_TOKEN}"}}}}
+    )
+    assert peers["n"] == HttpPeer("http://h/mcp", headers={"A": "from-env"})
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"url": "http://h/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            '"headers"["Authorization"] uses ${TOKEN}, which is not set',
+        ),
+        ({"command": "x", "args": ["a", "${env:TOKEN}"]}, '"args"[1] uses ${env:TOKEN}, which is not set'),
+        ({"command": "${BIN}/x"}, '"command" uses ${BIN}, which is not set'),
+        ({"command": "${EMPTY}"}, '"command" is empty once its variables are expanded'),
+        ({"command": "x", "cwd": "${EMPTY}"}, '"cwd" is empty once its variables are expanded'),
+        ({"command": "x", "env": {"K": "${input:api-key}"}}, '"env"["K"] uses ${input:api-key}, a VS Code'),
+        ({"url": "${URL}"}, '"url" uses ${URL}, which is not set'),
+        ({"url": "${EMPTY:-ftp://h}"}, "\"url\" must be an http:// or https:// URL, not 'ftp://h'"),
+        (
+            {"command": "x", "cwd": "${workspaceFolder}"},
+            '"cwd" uses ${workspaceFolder}, which is not set (${workspaceFolder} is a VS Code variable',
+        ),
+    ],
+)
+def test_a_variable_that_cannot_be_expanded_is_named(entry: Any, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"mcpServers": {"notes": entry}}, source="mcp.json", environ={"EMPTY": ""})
+    assert caught.value.peer == "notes"
+    assert str(caught.value).startswith(f"mcp.json: server 'notes': {message}")
+
+
+VALUES = st.text(max_size=20)
+VARIABLES = st.dictionaries(st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,8}\Z"), VALUES, min_size=1, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(literals=st.lists(VALUES, min_size=4, max_size=4), environ=VARIABLES, data=st.data())
+def test_every_expanded_field_holds_the_values(
+    literals: list[str], environ: dict[str, str], data: st.DataObject
+) -> None:
+    """Whatever text and variables: a field written as escaped text and a `${NAME}` reads back as
+    that text and the variable's value, in every field that is expanded (and only in values)."""
+    name = data.draw(st.sampled_from(sorted(environ)), label="name")
+    form = data.draw(st.sampled_from(["${%s}", "${env:%s}", "${%s:-unused}"]), label="form") % name
+    value = environ[name] if "unused" not in form else (environ[name] or "unused")
+
+    def field(i: int) -> str:
+        text = escape(literals[i])
+        return text + text[len(text.rstrip("$")) :] + form  # before `${`, each `$$` is one `$`
+
+    stdio = {
+        "command": "run" + field(0),
+        "args": [field(1)],
+        "env": {"${KEY}": field(2)},
+        "cwd": "/" + field(3),
+    }
+    http = {"url": "http://h/" + field(0), "headers": {"${KEY}": field(1)}}
+    peers = parse_config({"mcpServers": {"s": stdio, "h": http}}, environ=environ)
+    s, h = peers["s"], peers["h"]
+    assert isinstance(s, StdioPeer) and isinstance(h, HttpPeer | SsePeer)
+    assert s.command == "run" + literals[0] + value
+    assert list(s.args) == [literals[1] + value]
+    assert s.env == {"${KEY}": literals[2] + value}  # names are not expanded
+    assert s.cwd == "/" + literals[3] + value
+    assert h.url == "http://h/" + literals[0] + value
+    assert h.headers == {"${KEY}": literals[1] + value}
