@@ -1,6 +1,8 @@
 """An MCPServer over streamable HTTP on 127.0.0.1, run as a subprocess by the Router tests.
 
-    python tests/support/http_peer_server.py PORT [--log FILE]
+    python tests/support/http_peer_server.py PORT [--log FILE] [--sse]
+
+With `--sse` it serves the legacy HTTP+SSE transport instead (`/sse`, messages to `/messages/`).
 
 It exits when its stdin closes, so it cannot outlive the test process that started it.
 
@@ -82,8 +84,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("--log", default=None)
+    parser.add_argument("--sse", action="store_true")
     options = parser.parse_args()
-    app = build(options.log).streamable_http_app()
+    server = build(options.log)
+    app = server.sse_app() if options.sse else server.streamable_http_app()
     uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
 
 

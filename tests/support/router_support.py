@@ -123,16 +123,19 @@ def free_port() -> int:
 class HttpServer:
     """tests/support/http_peer_server.py as a subprocess on a fixed port, to be stopped and started again."""
 
-    def __init__(self, log: Path | None = None) -> None:
+    def __init__(self, log: Path | None = None, *, sse: bool = False) -> None:
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.url = f"http://127.0.0.1:{self.port}/{'sse' if sse else 'mcp'}"
         self.log = log
+        self.sse = sse
         self.process: anyio.abc.Process | None = None
 
     async def start(self) -> None:
         args = [sys.executable, str(HTTP_SERVER), str(self.port)]
         if self.log is not None:
             args += ["--log", str(self.log)]
+        if self.sse:
+            args.append("--sse")
         self.process = await anyio.open_process(args, stdin=subprocess.PIPE, stdout=None, stderr=None)
         try:
             await self._wait_until_listening()
@@ -166,8 +169,8 @@ class HttpServer:
 
 
 @asynccontextmanager
-async def http_server(log: Path | None = None) -> AsyncIterator[HttpServer]:
-    server = HttpServer(log)
+async def http_server(log: Path | None = None, *, sse: bool = False) -> AsyncIterator[HttpServer]:
+    server = HttpServer(log, sse=sse)
     await server.start()
     try:
         yield server
