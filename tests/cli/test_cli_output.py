@@ -62,10 +62,10 @@ def test_a_server_that_writes_garbage_first_fails_in_one_line_at_once(tmp_path: 
 
 
 def test_our_own_warnings_still_show_in_one_line(tmp_path: Path) -> None:
-    file = config(tmp_path, autoApprove=["echo"])
+    file = config(tmp_path, excludeTool=["echo"])  # a misspelt key: what the warning is for
     done = run("tools", "--config", str(file))
     assert done.returncode == 0
-    assert done.stderr == f"mcpx-router: {file}: server 'x': ignoring unknown keys autoApprove\n"
+    assert done.stderr == f"mcpx-router: {file}: server 'x': ignoring unknown keys excludeTool\n"
 
 
 def _chat_env() -> dict[str, str]:
