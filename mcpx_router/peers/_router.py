@@ -172,7 +172,7 @@ class Router(AdapterFace):
         Args:
             peer_id: A non-empty id, unique in this Router; it prefixes the public names. At
                 most 128 characters, without control characters or surrogates.
-            peer: A `StdioPeer`, `HttpPeer`, `InProcessPeer` or `SessionPeer`, or what
+            peer: A `StdioPeer`, `HttpPeer`, `SsePeer`, `InProcessPeer` or `SessionPeer`, or what
                 `as_peer_spec` turns into one (a URL, an `MCPServer`, a connected `mcp.Client`).
             include_tools, exclude_tools: Tool-name patterns replacing the spec's, when given.
 
