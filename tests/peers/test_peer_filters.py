@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.server.mcpserver import MCPServer
 
-from mcpx_router import InProcessPeer, OpenAIPeerToolAdapter, Router, StdioPeer, ToolsChanged
+from mcpx_router import InProcessPeer, OpenAIPeerToolAdapter, Router, StdioPeer, ToolsChanged, load_config
 
-from ..support.router_support import growing_server, next_event
+from ..support.router_support import TINY, growing_server, next_event
 
 pytestmark = pytest.mark.anyio
 
@@ -172,3 +175,32 @@ def test_spec_filter_and_strict_options_are_checked(options: dict[str, Any], err
 def test_patterns_are_kept_as_tuples() -> None:
     spec = StdioPeer("x", include_tools=(p for p in ["a*", "b"]), exclude_tools=["c"])
     assert spec.include_tools == ("a*", "b") and spec.exclude_tools == ("c",)
+
+
+async def test_a_stdio_server_from_a_config_with_variables_filters_and_strict(tmp_path: Path) -> None:
+    """The variables reach the process (its log file is named by one), the filters hold for tools
+    it adds later, and strict mode is on for its tools alone."""
+    config = tmp_path / "mcp.json"
+    entry = {
+        "command": "${PYTHON}",
+        "args": ["${TINY}", "--tools", "${COUNT:-3}"],
+        "env": {"TINY_SERVER_LOG": "${env:LOGS}/calls.log"},
+        "cwd": "${LOGS}",
+        "excludeTools": ["t1"],
+        "disabledTools": ["remove_*"],
+        "strict": True,
+    }
+    config.write_text(json.dumps({"mcpServers": {"tiny": entry}}))
+    environ = {"PYTHON": sys.executable, "TINY": str(TINY), "LOGS": str(tmp_path)}
+    async with Router() as router:
+        await router.join_all(load_config(config, environ=environ))
+        assert published(router, "tiny") == ["echo", "pid", "sleep", "add_tool", "t0", "t2"]
+        assert all(strict_flags(router).values())
+        with router.events() as events:
+            assert (await router.call("tiny__add_tool", {"name": "remove_all"})).text == "done"
+            assert (await router.call("tiny__add_tool", {"name": "t9"})).text == "done"
+            changed = await next_event(events, ToolsChanged)
+        assert changed.added == ("tiny__t9",)
+        assert "remove_all" not in published(router, "tiny")
+    calls = [json.loads(line) for line in (tmp_path / "calls.log").read_text().splitlines()]
+    assert [c["params"]["name"] for c in calls if c.get("method") == "tools/call"] == ["add_tool", "add_tool"]
