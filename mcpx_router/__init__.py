@@ -23,7 +23,19 @@ from ._naming import NameTable, ToolKey, is_legal_name
 from ._session import ToolSession
 from .model._results import render_result
 from .model._schema import convert_parameters
-from .peers import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer, load_config
+from .peers import (
+    BearerAuth,
+    FileTokenStore,
+    HttpPeer,
+    InProcessPeer,
+    MemoryTokenStore,
+    ParticipantPeer,
+    PeerSpec,
+    SessionPeer,
+    StdioPeer,
+    load_config,
+    oauth_provider,
+)
 from .peers._events import (
     CallProgress,
     EventStream,
@@ -39,14 +51,17 @@ from .peers._topic_peers import TopicMembership
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "AdapterClosedError",
+    "BearerAuth",
     "CallProgress",
     "ConfigError",
     "DuplicatePeerError",
     "EventStream",
+    "FileTokenStore",
     "HealthChanged",
     "HttpPeer",
     "InProcessPeer",
     "InvalidPeerIdError",
+    "MemoryTokenStore",
     "NameTable",
     "OpenAIPeerToolAdapter",
     "Outcome",
@@ -77,5 +92,6 @@ __all__ = [
     "convert_parameters",
     "is_legal_name",
     "load_config",
+    "oauth_provider",
     "render_result",
 ]

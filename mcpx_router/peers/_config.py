@@ -22,6 +22,7 @@ from typing import Any
 
 from .._errors import ConfigError, InvalidPeerIdError
 from .._naming import check_peer_id
+from ._auth_config import auth_from_config
 from ._specs import HttpPeer, PeerSpec, StdioPeer
 
 __all__ = ["load_config", "parse_config"]
@@ -29,7 +30,7 @@ __all__ = ["load_config", "parse_config"]
 logger = logging.getLogger("mcpx_router")
 
 _STDIO_KEYS = {"command", "args", "env", "cwd"}
-_HTTP_KEYS = {"url", "headers"}
+_HTTP_KEYS = {"url", "headers", "auth", "oauth"}
 _COMMON_KEYS = {"type", "disabled", "timeout", "toolTimeouts", "maxConcurrency"}
 _TYPES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http"}
 
@@ -137,7 +138,8 @@ def _entry(name: Any, entry: Any, source: str, base_dir: Path | None) -> PeerSpe
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise fail(f'"url" must be an http:// or https:// URL, not {url!r}')
     headers = _strings(entry.get("headers"), '"headers"', fail)
-    return HttpPeer(url, headers=headers, **options)
+    auth = auth_from_config(entry, url, fail, base_dir)
+    return HttpPeer(url, headers=headers, auth=auth, **options)
 
 
 def _strings(value: Any, what: str, fail: Any) -> dict[str, str] | None:

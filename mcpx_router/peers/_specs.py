@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import mcp
 from mcp.client import Transport
@@ -13,6 +13,9 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
 from .._session import ToolSession
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = [
     "DEFAULT",
@@ -97,11 +100,14 @@ class HttpPeer(_Options):
         url: The MCP endpoint, e.g. "http://127.0.0.1:8000/mcp".
         headers: Sent with every request (e.g. Authorization).
         mode: How to negotiate the protocol version (see `mcp.Client`).
+        auth: Applied to every request: `BearerAuth(token)`, `oauth_provider(url, ...)` or any
+            other `httpx2.Auth`.
     """
 
     url: str
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     mode: Mode = "auto"
+    auth: httpx2.Auth | None = field(default=None, repr=False)
 
     def describe(self) -> str:
         return self.url
