@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -158,6 +159,14 @@ async def _no_callback() -> AuthorizationCodeResult:
     raise AuthorizationRequired("no callback handler to receive the authorization code")
 
 
+def token_file(auth: OAuthClientProvider) -> Path | None:
+    """The file an OAuth provider of `oauth_provider` keeps its tokens in (None: not a file)."""
+    storage: object = auth.context.storage
+    if isinstance(storage, _Preregistered):
+        storage = storage.inner
+    return storage.path if isinstance(storage, FileTokenStore) else None
+
+
 class _OAuthProvider(OAuthClientProvider):
     """The SDK's provider, which also knows when a token loaded from the store expires.
 
@@ -180,20 +189,20 @@ class _Preregistered:
     def __init__(
         self, inner: TokenStorage, metadata: OAuthClientMetadata, client_id: str, client_secret: str | None
     ) -> None:
-        self._inner = inner
+        self.inner = inner
         self._client = OAuthClientInformationFull(
             **metadata.model_dump(exclude_none=True), client_id=client_id, client_secret=client_secret
         )
 
     async def get_tokens(self) -> OAuthToken | None:
-        return await self._inner.get_tokens()
+        return await self.inner.get_tokens()
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        await self._inner.set_tokens(tokens)
+        await self.inner.set_tokens(tokens)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
-        stored = await self._inner.get_client_info()
+        stored = await self.inner.get_client_info()
         return stored if stored is not None and stored.client_id == self._client.client_id else self._client
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        await self._inner.set_client_info(client_info)
+        await self.inner.set_client_info(client_info)

@@ -34,7 +34,9 @@ async def test_without_credentials_the_join_says_authorization_is_needed() -> No
         with pytest.raises(PeerUnavailableError) as caught:
             await router.join("notes", HttpPeer(server.url))
         message = str(caught.value)
-        assert message.startswith(f"peer 'notes': the server at {server.url} requires authorization (HTTP 401")
+        assert message.startswith(
+            f"peer 'notes': the server at {server.url} requires authorization (HTTP 401"
+        )
         assert "mcpx-router login" in message and caught.value.peer == "notes"
         assert router.adapter.tools_of("notes") == ()
 

@@ -29,7 +29,14 @@ class OAuthServer(HttpServer):
         self.options = options
 
     async def start(self) -> None:
-        args = [sys.executable, str(OAUTH_SERVER), str(self.port), "--static-token", STATIC_TOKEN, *self.options]
+        args = [
+            sys.executable,
+            str(OAUTH_SERVER),
+            str(self.port),
+            "--static-token",
+            STATIC_TOKEN,
+            *self.options,
+        ]
         self.process = await anyio.open_process(args, stdin=subprocess.PIPE, stdout=None, stderr=None)
         try:
             await self._wait_until_listening()
