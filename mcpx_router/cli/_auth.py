@@ -27,7 +27,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthToken
 from .._console import add_verbose, positive_seconds, run_command
 from .._errors import RouterError
 from ..peers import HttpPeer, load_config
-from ..peers._auth import token_file
+from ..peers._auth import BearerAuth, token_file
 from ..peers._router import Router
 
 __all__ = ["add_login_command"]
@@ -81,8 +81,11 @@ def _run_login(args: argparse.Namespace) -> int:
     token = args.token
     if token == "-":
         token = sys.stdin.readline().strip()
-    if token is not None and not token.strip():
-        return _fail("the token is empty", 2)
+    if token is not None:
+        try:
+            BearerAuth(token)
+        except ValueError as exc:
+            return _fail(f"--token: {exc}", 2)
     browser = not args.no_browser and sys.stdin.isatty() and sys.stderr.isatty()
     auth = spec.auth
     return run_command(lambda: login(args.server, spec, auth, token, browser, args.timeout))
@@ -93,7 +96,7 @@ async def login(
 ) -> int:
     """Authorize (or store `token`), then connect once to check; 0 on success."""
     if token is not None:
-        await auth.context.storage.set_tokens(OAuthToken(access_token=token.strip()))
+        await auth.context.storage.set_tokens(OAuthToken(access_token=token))
     redirect_uris = auth.context.client_metadata.redirect_uris
     if not redirect_uris:
         return _fail(f"server {name!r} has no redirect URI to receive the authorization on", 2)

@@ -51,9 +51,9 @@ class BearerAuth(httpx2.Auth):
     """
 
     def __init__(self, token: str) -> None:
-        if not isinstance(token, str) or not token.strip() or token != token.strip() or "\n" in token:
+        if not isinstance(token, str) or not token or not all("!" <= c <= "~" for c in token):
             raise ValueError(
-                "a bearer token must be a non-empty string without surrounding spaces or newlines"
+                "a bearer token must be a non-empty string of printable ASCII characters without spaces"
             )
         self.token = token
 

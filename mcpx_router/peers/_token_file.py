@@ -153,7 +153,7 @@ class FileTokenStore:
         return servers
 
     def _write(self, servers: dict[str, Any]) -> None:
-        text = json.dumps({"version": _VERSION, "servers": servers}, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps({"version": _VERSION, "servers": servers}, indent=2) + "\n"
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
