@@ -113,3 +113,38 @@ async def test_login_needs_an_oauth_entry(tmp_path: Path) -> None:
     ]:
         done = await anyio.run_process([*COMMAND, "login", name, "--config", str(file)], check=False)
         assert done.returncode == 2 and expected in done.stderr.decode()
+
+
+async def test_a_refused_authorization_and_a_busy_port_are_one_line_errors(tmp_path: Path) -> None:
+    port = free_port()
+    async with oauth_server() as server:
+        config = write_config(tmp_path, server.url, port)
+        login = [*COMMAND, "login", "notes", "--config", str(config)]
+        process = await anyio.open_process(login, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            assert process.stderr is not None
+            stderr = bytearray()
+            await read_lines(process.stderr, stderr, 2)
+            async with httpx2.AsyncClient() as browser:
+                refusal = f"http://127.0.0.1:{port}/callback?error=access_denied&error_description=no"
+                assert (await browser.get(refusal)).status_code == 400
+            with anyio.fail_after(WAIT):
+                await process.wait()
+                while chunk := await _more(process.stderr):
+                    stderr += chunk
+        finally:
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+            await process.aclose()
+        assert process.returncode == 1
+        last = stderr.decode().splitlines()[-1]
+        assert last.startswith("mcpx-router: peer 'notes': the authorization with the server at ")
+        assert last.endswith("failed: the authorization server refused: access_denied (no)")
+
+        async with await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=port):
+            busy = await anyio.run_process(login, check=False)
+        assert busy.returncode == 1
+        assert busy.stderr.decode().startswith(
+            f"mcpx-router: cannot receive the authorization on http://127.0.0.1:{port}/callback: "
+        )
