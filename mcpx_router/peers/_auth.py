@@ -13,6 +13,7 @@ only its owner can read, shared by every process that names it).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
@@ -67,6 +68,15 @@ class BearerAuth(httpx2.Auth):
 
 class AuthorizationRequired(Exception):
     """A person must authorize this client, and no one is there to do it (no redirect handler)."""
+
+
+def _not_expected(record: logging.LogRecord) -> bool:
+    """Keep the SDK's "OAuth flow error" traceback, unless the flow only stopped for want of a person:
+    that is an expected condition, reported in the peer's join error."""
+    return not (record.exc_info and isinstance(record.exc_info[1], AuthorizationRequired))
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_not_expected)
 
 
 class MemoryTokenStore:

@@ -168,14 +168,16 @@ class _NotingTransport(httpx2.AsyncBaseTransport):
 
     def __init__(self, url: str) -> None:
         self._url = httpx2.URL(url)
-        self._inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport()
+        self._inner: httpx2.AsyncBaseTransport | None = None
         self._refusal: httpx2.Response | None = None
 
     def around(self, inner: httpx2.AsyncBaseTransport) -> Self:
+        """Wrap the client's own transport; return self to put in its place."""
         self._inner = inner
         return self
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert self._inner is not None, "around() gives the transport its inner one first"
         try:
             response = await self._inner.handle_async_request(request)
         except httpx2.ConnectError:
@@ -190,7 +192,8 @@ class _NotingTransport(httpx2.AsyncBaseTransport):
         return self._refusal
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        if self._inner is not None:
+            await self._inner.aclose()
 
 
 def _watched(

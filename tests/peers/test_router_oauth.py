@@ -114,7 +114,21 @@ async def test_an_expired_stored_access_token_is_refreshed(tmp_path: Path) -> No
         assert refreshed["refresh_token"] != first["refresh_token"]  # the server rotates it
 
 
-async def test_no_person_to_authorize_and_a_corrupt_store_are_clear_errors(tmp_path: Path) -> None:
+async def test_an_access_token_that_expires_while_joined_is_refreshed_before_the_next_call() -> None:
+    async with oauth_server("--code-token-ttl", "1") as server:
+        browser = Browser()
+        auth = oauth_provider(server.url, redirect_handler=browser.visit, callback_handler=browser.callback)
+        async with Router(connect_timeout=10) as router:
+            await router.join("notes", HttpPeer(server.url, auth=auth))
+            await anyio.sleep(1.5)
+            assert (await router.call("notes__echo", {"text": "still here"})).text == "still here"
+            assert (await counts(router, "notes"))["refreshes"] == 1
+        assert len(browser.visited) == 1
+
+
+async def test_no_person_to_authorize_and_a_corrupt_store_are_clear_errors(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     tokens = tmp_path / "tokens.json"
     async with oauth_server() as server, Router(connect_timeout=10) as router:
         with pytest.raises(PeerUnavailableError) as caught:
@@ -122,6 +136,8 @@ async def test_no_person_to_authorize_and_a_corrupt_store_are_clear_errors(tmp_p
         assert str(caught.value).startswith(
             f"peer 'notes': the server at {server.url} needs a person to authorize this client"
         )
+        # An expected condition, said in the error: the SDK's traceback for it is not logged.
+        assert [r.getMessage() for r in caplog.records if r.name.startswith("mcp.client.auth")] == []
         tokens.write_text('{"version": 1, "servers": {')
         store = FileTokenStore(tokens, server.url)
         with pytest.raises(PeerUnavailableError) as caught:
