@@ -161,11 +161,10 @@ async def _callback(
     stream: anyio.abc.SocketStream, path: str
 ) -> AuthorizationCodeResult | OAuthFlowError | None:
     """Answer one request; what it brought if it is the redirect to `path` (None otherwise)."""
-    target = await _request_target(stream)
-    if target is None or urlsplit(target).path != path:
+    query = callback_query(await _request_target(stream), path)
+    if query is None:
         await _answer(stream, 404, "Not the authorization callback.")
         return None
-    query = parse_qs(urlsplit(target).query)
     if "error" in query:
         await _answer(stream, 400, "The authorization was refused. You can close this window.")
         detail = query.get("error_description", [""])[0]
@@ -179,6 +178,17 @@ async def _callback(
     return AuthorizationCodeResult(
         code=query["code"][0], state=query.get("state", [None])[0], iss=query.get("iss", [None])[0]
     )
+
+
+def callback_query(target: str | None, path: str) -> dict[str, list[str]] | None:
+    """The query parameters of a request target (`/callback?code=...`) for `path`; None for another."""
+    if target is None:
+        return None
+    try:
+        parts = urlsplit(target)
+    except ValueError:  # e.g. an unclosed "[" of an IPv6 host: not our redirect
+        return None
+    return parse_qs(parts.query) if parts.path == path else None
 
 
 async def _request_target(stream: anyio.abc.SocketStream) -> str | None:

@@ -11,11 +11,13 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from mcpx_router.cli._auth import callback_query
 
 from ..support.oauth_support import STATIC_TOKEN, authorize, oauth_server
 from ..support.router_support import WAIT, free_port
-
-pytestmark = pytest.mark.anyio
 
 COMMAND = [sys.executable, "-m", "mcpx_router"]
 
@@ -33,6 +35,7 @@ async def read_lines(stream: anyio.abc.ByteReceiveStream, seen: bytearray, lines
             seen += await stream.receive()
 
 
+@pytest.mark.anyio
 async def test_login_then_the_other_commands_use_the_stored_tokens(tmp_path: Path) -> None:
     port = free_port()
     async with oauth_server() as server:
@@ -89,6 +92,7 @@ async def _more(stream: anyio.abc.ByteReceiveStream | None) -> bytes:
         return b""
 
 
+@pytest.mark.anyio
 async def test_login_with_a_token_stores_it_and_a_refused_token_fails(tmp_path: Path) -> None:
     async with oauth_server() as server:
         config = write_config(tmp_path, server.url, free_port())
@@ -104,6 +108,7 @@ async def test_login_with_a_token_stores_it_and_a_refused_token_fails(tmp_path: 
         assert called.stdout.decode().strip() == "hi"
 
 
+@pytest.mark.anyio
 async def test_login_needs_an_oauth_entry(tmp_path: Path) -> None:
     file = tmp_path / "mcp.json"
     file.write_text(json.dumps({"mcpServers": {"plain": {"url": "http://127.0.0.1:9/mcp"}}}))
@@ -115,6 +120,7 @@ async def test_login_needs_an_oauth_entry(tmp_path: Path) -> None:
         assert done.returncode == 2 and expected in done.stderr.decode()
 
 
+@pytest.mark.anyio
 async def test_a_refused_authorization_and_a_busy_port_are_one_line_errors(tmp_path: Path) -> None:
     port = free_port()
     async with oauth_server() as server:
@@ -148,3 +154,17 @@ async def test_a_refused_authorization_and_a_busy_port_are_one_line_errors(tmp_p
         assert busy.stderr.decode().startswith(
             f"mcpx-router: cannot receive the authorization on http://127.0.0.1:{port}/callback: "
         )
+
+
+@settings(max_examples=300, deadline=None)
+@example(target="//[/callback", path="/callback")  # urlsplit raises on an unclosed IPv6 host
+@given(
+    target=st.none() | st.text(st.characters(exclude_categories=()), max_size=40),
+    path=st.sampled_from(["/callback", "/"]),
+)
+def test_any_request_target_is_the_callback_or_not_and_never_an_error(target: str | None, path: str) -> None:
+    query = callback_query(target, path)
+    if query is not None:
+        assert target is not None and target.split("?")[0].split("#")[0].endswith(path)
+    assert callback_query(f"{path}?code=c&state=s", path) == {"code": ["c"], "state": ["s"]}
+    assert callback_query(f"{path}x?code=c", path) is None
