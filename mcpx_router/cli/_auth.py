@@ -96,7 +96,12 @@ async def login(
 ) -> int:
     """Authorize (or store `token`), then connect once to check; 0 on success."""
     if token is not None:
-        await auth.context.storage.set_tokens(OAuthToken(access_token=token))
+        try:
+            await auth.context.storage.set_tokens(OAuthToken(access_token=token))
+        except RouterError as exc:  # a token store that is not one
+            return _fail(str(exc), 1)
+        auth.context.redirect_handler = _refused
+        return await _connect(name, spec, auth, wait)
     redirect_uris = auth.context.client_metadata.redirect_uris
     if not redirect_uris:
         return _fail(f"server {name!r} has no redirect URI to receive the authorization on", 2)
@@ -111,13 +116,18 @@ async def login(
             1,
         )
     async with listener:
-        auth.context.redirect_handler = _show(name, browser) if token is None else _refused
+        auth.context.redirect_handler = _show(name, browser)
         auth.context.callback_handler = lambda: _receive(listener, parts.path or "/")
-        try:
-            async with Router(connect_timeout=wait) as router:
-                names = await router.join(name, spec)
-        except RouterError as exc:
-            return _fail(str(exc), 1)
+        return await _connect(name, spec, auth, wait)
+
+
+async def _connect(name: str, spec: HttpPeer, auth: OAuthClientProvider, wait: float) -> int:
+    """Join the server once (authorizing as needed); say where its tokens are."""
+    try:
+        async with Router(connect_timeout=wait) as router:
+            names = await router.join(name, spec)
+    except RouterError as exc:
+        return _fail(str(exc), 1)
     where = token_file(auth)
     kept = f"; its tokens are in {where}" if where is not None else " (its tokens are kept in memory only)"
     print(f"Authorized with {name!r}: {len(names)} tools{kept}", file=sys.stderr)

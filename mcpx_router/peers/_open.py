@@ -167,7 +167,7 @@ class _NotingTransport(httpx2.AsyncBaseTransport):
     last refusal of authorization (401, 403) its peer's endpoint answered, for the join error."""
 
     def __init__(self, url: str) -> None:
-        self._url = httpx2.URL(url)
+        self._url = httpx2.URL(url).copy_with(query=None)
         self._inner: httpx2.AsyncBaseTransport | None = None
         self._refusal: httpx2.Response | None = None
 

@@ -97,6 +97,12 @@ async def test_login_with_a_token_stores_it_and_a_refused_token_fails(tmp_path: 
     async with oauth_server() as server:
         config = write_config(tmp_path, server.url, free_port())
         login = [*COMMAND, "login", "notes", "--config", str(config), "--token", "-"]
+        (tmp_path / "tokens.json").write_text("[]")
+        corrupt = await anyio.run_process(login, input=STATIC_TOKEN.encode() + b"\n", check=False)
+        assert corrupt.returncode == 1
+        assert corrupt.stderr.decode().startswith("mcpx-router: the token store ")
+        assert (tmp_path / "tokens.json").read_text() == "[]"
+        (tmp_path / "tokens.json").unlink()
         refused = await anyio.run_process(login, input=b"wrong-token\n", check=False)
         assert refused.returncode == 1
         assert "did not accept the given token" in refused.stderr.decode()
