@@ -148,6 +148,38 @@ async def test_no_person_to_authorize_and_a_corrupt_store_are_clear_errors(
         assert tokens.read_text() == '{"version": 1, "servers": {'  # left as it was
 
 
+async def test_a_client_registered_beforehand_authorizes_without_registering() -> None:
+    redirect = "http://127.0.0.1:9/callback"  # the test plays the browser: nothing listens there
+    async with oauth_server("--client", "app", "s3cret", redirect) as server:
+        browser = Browser()
+        auth = oauth_provider(
+            server.url,
+            client_id="app",
+            client_secret="s3cret",
+            redirect_uri=redirect,
+            redirect_handler=browser.visit,
+            callback_handler=browser.callback,
+        )
+        async with Router(connect_timeout=10) as router:
+            await router.join("notes", HttpPeer(server.url, auth=auth))
+            assert (await counts(router, "notes"))["registrations"] == 0
+            assert "client_id=app&" in browser.visited[0]
+            wrong = oauth_provider(
+                server.url,
+                client_id="app",
+                client_secret="wrong",
+                redirect_uri=redirect,
+                redirect_handler=browser.visit,
+                callback_handler=browser.callback,
+            )
+            with pytest.raises(PeerUnavailableError) as caught:
+                await router.join("wrong", HttpPeer(server.url, auth=wrong))
+            assert str(caught.value).startswith(
+                f"peer 'wrong': the authorization with the server at {server.url} failed: "
+                "Token exchange failed (401)"
+            )
+
+
 async def test_a_config_entry_with_a_bearer_token(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     async with oauth_server() as server:

@@ -1,6 +1,7 @@
 """An MCPServer behind OAuth over streamable HTTP on 127.0.0.1, run as a subprocess by the auth tests.
 
     python tests/support/oauth_peer_server.py PORT [--code-token-ttl SECONDS] [--static-token TOKEN]
+        [--client ID SECRET REDIRECT_URI]
 
 The server is its own authorization server (the `mcp` SDK's auth routes): dynamic client
 registration, the authorization-code grant with PKCE and refresh tokens, all in memory. Its
@@ -8,7 +9,8 @@ registration, the authorization-code grant with PKCE and refresh tokens, all in 
 so a test plays the browser by fetching the authorization URL and following the redirect.
 
 Access tokens from an authorization code expire after `--code-token-ttl` seconds (3600 by
-default); refreshed ones after an hour. `--static-token` is a bearer token accepted as it is.
+default); refreshed ones after an hour. `--static-token` is a bearer token accepted as it is;
+`--client` registers a confidential client beforehand (`client_secret_post`).
 Tools: ``echo(text)`` and ``counts()``, how many registrations, authorizations, code exchanges
 and refreshes the server has seen (JSON). It exits when its stdin closes.
 """
@@ -177,8 +179,18 @@ def main() -> None:
     parser.add_argument("port", type=int)
     parser.add_argument("--code-token-ttl", type=int, default=3600)
     parser.add_argument("--static-token", default=None)
+    parser.add_argument("--client", nargs=3, metavar=("ID", "SECRET", "REDIRECT_URI"), default=None)
     options = parser.parse_args()
     provider = MemoryAuthorizationServer(options.code_token_ttl, options.static_token)
+    if options.client:
+        client_id, secret, redirect_uri = options.client
+        provider.clients[client_id] = OAuthClientInformationFull(
+            client_id=client_id,
+            client_secret=secret,
+            redirect_uris=[redirect_uri],
+            token_endpoint_auth_method="client_secret_post",
+            scope=SCOPE,
+        )
     app = build(options.port, provider).streamable_http_app()
     uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
 
