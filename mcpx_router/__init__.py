@@ -24,14 +24,18 @@ from ._session import ToolSession
 from .model._results import render_result
 from .model._schema import convert_parameters
 from .peers import (
+    BearerAuth,
+    FileTokenStore,
     HttpPeer,
     InProcessPeer,
+    MemoryTokenStore,
     ParticipantPeer,
     PeerSpec,
     SessionPeer,
     SsePeer,
     StdioPeer,
     load_config,
+    oauth_provider,
 )
 from .peers._events import (
     CallProgress,
@@ -48,14 +52,17 @@ from .peers._topic_peers import TopicMembership
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "AdapterClosedError",
+    "BearerAuth",
     "CallProgress",
     "ConfigError",
     "DuplicatePeerError",
     "EventStream",
+    "FileTokenStore",
     "HealthChanged",
     "HttpPeer",
     "InProcessPeer",
     "InvalidPeerIdError",
+    "MemoryTokenStore",
     "NameTable",
     "OpenAIPeerToolAdapter",
     "Outcome",
@@ -87,5 +94,6 @@ __all__ = [
     "convert_parameters",
     "is_legal_name",
     "load_config",
+    "oauth_provider",
     "render_result",
 ]

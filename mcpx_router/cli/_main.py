@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from .._console import INTERRUPTED, add_connect_timeout, add_verbose, console_logging
+from ._auth import add_login_command
 from ._peer_commands import add_peer_commands
 
 __all__ = ["main"]
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_verbose(chat)
     chat.set_defaults(run=_run_chat)
     add_peer_commands(commands)
+    add_login_command(commands)
     # MCPx commands parse their own arguments (see `main`); listed here for --help.
     commands.add_parser(
         "gateway", help="run an MCPx v0 gateway (see mcpx-router gateway --help)", add_help=False

@@ -1,11 +1,12 @@
 """How to reach a peer: specs for stdio, streamable HTTP, SSE, in-process servers and open sessions,
-and `mcpServers` config files.
+credentials for HTTP peers (a bearer token, OAuth), and `mcpServers` config files.
 
 The package also holds the Router side (private modules, exported from `mcpx_router`): the
 Router itself (`_router`), one task per peer (`_member`), the session that outlives reconnects
 (`_link`), events (`_events`) and MCPx topic membership (`_topic_peers`).
 """
 
+from ._auth import BearerAuth, FileTokenStore, MemoryTokenStore, oauth_provider
 from ._config import load_config, parse_config
 from ._specs import (
     DEFAULT,
@@ -22,8 +23,11 @@ from ._specs import (
 
 __all__ = [
     "DEFAULT",
+    "BearerAuth",
+    "FileTokenStore",
     "HttpPeer",
     "InProcessPeer",
+    "MemoryTokenStore",
     "ParticipantPeer",
     "ParticipantSource",
     "PeerSpec",
@@ -32,5 +36,6 @@ __all__ = [
     "StdioPeer",
     "as_peer_spec",
     "load_config",
+    "oauth_provider",
     "parse_config",
 ]

@@ -25,6 +25,7 @@ from typing import Any
 
 from .._errors import ConfigError, InvalidPeerIdError
 from .._naming import check_peer_id
+from ._auth_config import auth_from_config
 from ._expand import ExpansionError, expand
 from ._specs import HttpPeer, PeerSpec, SsePeer, StdioPeer, is_sse_url
 
@@ -33,7 +34,7 @@ __all__ = ["load_config", "parse_config"]
 logger = logging.getLogger("mcpx_router")
 
 _STDIO_KEYS = {"command", "args", "env", "cwd"}
-_HTTP_KEYS = {"url", "headers"}
+_HTTP_KEYS = {"url", "headers", "auth", "oauth"}
 _COMMON_KEYS = {"type", "disabled", "timeout", "toolTimeouts", "maxConcurrency", "strict"}
 _FILTER_KEYS = {
     "includeTools": "include_tools",  # Gemini CLI
@@ -173,9 +174,30 @@ def _entry(
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise fail(f'"url" must be an http:// or https:// URL, not {url!r}')
     headers = _strings(entry.get("headers"), '"headers"', fail, expanded)
+    auth = auth_from_config(_expanded_auth(entry, expanded), url, fail, base_dir)
     if kind == "sse" or (kind is None and is_sse_url(url)):
-        return SsePeer(url, headers=headers, **options)
-    return HttpPeer(url, headers=headers, **options)
+        return SsePeer(url, headers=headers, auth=auth, **options)
+    return HttpPeer(url, headers=headers, auth=auth, **options)
+
+
+def _expanded_auth(entry: Mapping[str, Any], expanded: Any) -> Mapping[str, Any]:
+    """The entry with the strings (and lists of strings) of its "auth" / "oauth" object expanded."""
+    out = dict(entry)
+    for key in ("auth", "oauth"):
+        value = entry.get(key)
+        if isinstance(value, Mapping):
+            out[key] = {
+                name: _expanded_value(item, f'"{key}"[{name!r}]', expanded) for name, item in value.items()
+            }
+    return out
+
+
+def _expanded_value(item: Any, where: str, expanded: Any) -> Any:
+    if isinstance(item, str):
+        return expanded(item, where)
+    if isinstance(item, list):
+        return [expanded(x, f"{where}[{i}]") if isinstance(x, str) else x for i, x in enumerate(item)]
+    return item
 
 
 def _strings(value: Any, what: str, fail: Any, expanded: Any) -> dict[str, str] | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
@@ -25,19 +25,18 @@ from mcp.client import Transport
 from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
 
 from .._errors import PeerUnavailableError
 from .._session import ToolSession
+from ._auth_errors import authorization_failure
 from ._link import note_refused, note_written
 from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, SsePeer, StdioPeer
 
 __all__ = ["open_session"]
 
 logger = logging.getLogger("mcpx_router.peers")
-
-_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-"""The `mcp` SDK's own defaults: a response stream may stay quiet for minutes."""
 
 
 @asynccontextmanager
@@ -77,10 +76,12 @@ async def open_session(
         # The topic client closes the session's stream when the participant leaves or rejoins,
         # or when the topic connection is lost.
         target = _watched(spec.topic.participant_transport(spec.participant), closed)
-    elif isinstance(spec, SsePeer):
-        target = _watched(_sse_transport(spec), closed)
     else:
-        target = _watched(_http_transport(spec), closed)
+        seen = _NotingTransport(spec.url)
+        web = _sse_transport(spec, seen) if isinstance(spec, SsePeer) else _http_transport(spec, seen)
+        target = _watched(web, closed)
+        url, auth = spec.url, spec.auth
+        handshake.explain = lambda exc: authorization_failure(peer, url, auth, exc, seen.last_refusal())
     async with _handshaken(target, spec.mode, handshake, peer, message_handler) as client:
         yield client
 
@@ -91,6 +92,8 @@ class _Handshake:
     def __init__(self) -> None:
         self.done = False
         self.fault: Exception | None = None
+        self.explain: Callable[[Exception], PeerUnavailableError | None] = lambda exc: None
+        """The error to raise instead when the handshake failed for a known reason (authorization)."""
 
 
 @asynccontextmanager
@@ -103,6 +106,9 @@ async def _handshaken(
                 mcp.Client(target, mode=mode, message_handler=message_handler)
             )
         except Exception as exc:
+            explained = handshake.explain(exc)
+            if explained is not None:
+                raise explained from exc
             reason = _fault_reason(handshake.fault)
             if reason is None:
                 raise
@@ -148,47 +154,64 @@ def _dumps(value: Any) -> str:
 
 
 @asynccontextmanager
-async def _http_transport(spec: HttpPeer) -> AsyncIterator[Any]:
+async def _http_transport(spec: HttpPeer, seen: _NotingTransport) -> AsyncIterator[Any]:
     headers = dict(spec.headers) if spec.headers else None
-    # The SDK's own client settings, with a transport that says when a server was not reached.
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT, transport=_NotingTransport()) as http,
-        streamable_http_client(spec.url, http_client=http) as streams,
-    ):
-        yield streams
+    # The SDK's own client, with a transport around its own that says when a server was not
+    # reached (httpx2 takes no transport through the SDK's factory).
+    async with create_mcp_http_client(headers=headers, auth=spec.auth) as http:
+        http._transport = seen.around(http._transport)
+        async with streamable_http_client(spec.url, http_client=http) as streams:
+            yield streams
 
 
-def _sse_transport(spec: SsePeer) -> AbstractAsyncContextManager[Any]:
+def _sse_transport(spec: SsePeer, seen: _NotingTransport) -> AbstractAsyncContextManager[Any]:
     headers = dict(spec.headers) if spec.headers else None
-    return sse_client(spec.url, headers=headers, httpx_client_factory=_noting_client)
 
+    def client(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        """The SDK's own client, its transport wrapped as for streamable HTTP."""
+        http = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        http._transport = seen.around(http._transport)
+        return http
 
-def _noting_client(
-    headers: dict[str, str] | None = None,
-    timeout: httpx2.Timeout | None = None,
-    auth: httpx2.Auth | None = None,
-) -> httpx2.AsyncClient:
-    """An HTTP client for the SSE transport whose transport says when a server was not reached."""
-    return httpx2.AsyncClient(
-        headers=headers, timeout=timeout or _HTTP_TIMEOUT, auth=auth, transport=_NotingTransport()
-    )
+    return sse_client(spec.url, headers=headers, auth=spec.auth, httpx_client_factory=client)
 
 
 class _NotingTransport(httpx2.AsyncBaseTransport):
-    """httpx2's transport, reporting a request that could not connect to `note_refused`."""
+    """A transport reporting a request that could not connect to `note_refused`; it keeps the
+    last refusal of authorization (401, 403) its peer's endpoint answered, for the join error."""
 
-    def __init__(self) -> None:
-        self._inner = httpx2.AsyncHTTPTransport()
+    def __init__(self, url: str) -> None:
+        self._url = httpx2.URL(url).copy_with(query=None)
+        self._inner: httpx2.AsyncBaseTransport | None = None
+        self._refusal: httpx2.Response | None = None
+
+    def around(self, inner: httpx2.AsyncBaseTransport) -> Self:
+        """Wrap the client's own transport; return self to put in its place."""
+        self._inner = inner
+        return self
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert self._inner is not None, "around() gives the transport its inner one first"
         try:
-            return await self._inner.handle_async_request(request)
+            response = await self._inner.handle_async_request(request)
         except httpx2.ConnectError:
             note_refused()  # no byte of the request left this process
             raise
+        if request.url.copy_with(query=None) == self._url:
+            self._refusal = response if response.status_code in (401, 403) else None
+        return response
+
+    def last_refusal(self) -> httpx2.Response | None:
+        """The endpoint's last answer if it refused authorization (401, 403), else None."""
+        return self._refusal
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        if self._inner is not None:
+            await self._inner.aclose()
 
 
 def _watched(

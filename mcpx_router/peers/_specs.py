@@ -6,7 +6,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 from urllib.parse import urlsplit
 
 import mcp
@@ -15,6 +15,9 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
 from .._session import ToolSession
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = [
     "DEFAULT",
@@ -107,11 +110,14 @@ class HttpPeer(_Options):
         url: The MCP endpoint, e.g. "http://127.0.0.1:8000/mcp".
         headers: Sent with every request (e.g. Authorization).
         mode: How to negotiate the protocol version (see `mcp.Client`).
+        auth: Applied to every request: `BearerAuth(token)`, `oauth_provider(url, ...)` or any
+            other `httpx2.Auth`.
     """
 
     url: str
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     mode: Mode = "auto"
+    auth: httpx2.Auth | None = field(default=None, repr=False)
 
     def describe(self) -> str:
         return self.url
@@ -130,12 +136,13 @@ class SsePeer(_Options):
             messages are posted to.
         headers: Sent with every request, the event stream's and the posted messages'.
         mode: How to negotiate the protocol version (see `mcp.Client`).
+        auth: Applied to every request, as on `HttpPeer`.
     """
 
     url: str
     headers: Mapping[str, str] | None = field(default=None, repr=False)
-    # Authentication beyond fixed headers belongs here, next to `headers`, as on `HttpPeer`.
     mode: Mode = "auto"
+    auth: httpx2.Auth | None = field(default=None, repr=False)
 
     def describe(self) -> str:
         return f"{self.url} (SSE)"
