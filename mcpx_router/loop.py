@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from openai import AsyncOpenAI
 from openai.lib.streaming.chat import ChatCompletionStreamState
@@ -24,6 +24,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessage
 from openai.types.responses import Response
 
 from ._adapter import OpenAIPeerToolAdapter
+from ._loop_options import ChatCreateOptions, ResponsesCreateOptions
 
 __all__ = ["LoopResult", "run_chat", "run_responses"]
 
@@ -54,7 +55,7 @@ async def run_chat(
     model: str,
     messages: Sequence[Any],
     max_turns: int = 10,
-    **create: Any,
+    **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
     """Run a Chat Completions conversation until the model answers without calling tools.
 
@@ -72,7 +73,7 @@ async def run_chat(
         messages: The conversation so far (not modified; the result holds a new list).
         max_turns: The most requests to send.
         **create: Further arguments for `chat.completions.create` (temperature, tool_choice,
-            stream, ...).
+            stream, ...), typed as the SDK types them (`ChatCreateOptions`).
     """
     _check_turns(max_turns)
     history = list(messages)
@@ -105,7 +106,7 @@ async def run_responses(
     model: str,
     input: str | Sequence[Any],
     max_turns: int = 10,
-    **create: Any,
+    **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
     """Run a Responses API conversation until the model answers without calling tools.
 
@@ -118,7 +119,8 @@ async def run_responses(
         model: The model name.
         input: A user prompt, or the input items so far (not modified).
         max_turns: The most requests to send.
-        **create: Further arguments for `responses.create`.
+        **create: Further arguments for `responses.create`, typed as the SDK types them
+            (`ResponsesCreateOptions`).
     """
     _check_turns(max_turns)
     items: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
