@@ -39,3 +39,5 @@ async def misuse(
     await run_chat(client, adapter, model="m", messages=messages, temprature=0.2)  # error: call-arg
     await run_chat(client, adapter, model="m", messages=messages, temperature="warm")  # error: arg-type
     await run_responses(client, adapter, model="m", input="hi", max_tokens=10)  # error: call-arg
+    await run_chat(client, adapter, model="m", messages=["hello"])  # error: list-item
+    await run_responses(client, adapter, model="m", input=messages)  # error: arg-type

@@ -208,3 +208,8 @@ async def loops(client: AsyncOpenAI) -> None:
             max_output_tokens=200,
         )
         print(done.stopped)
+        items: list[ResponseInputItemParam] = [{"role": "user", "content": "And tomorrow?"}]
+        again = await run_responses(
+            client, adapter, model="gpt-4.1-mini", input=items, parallel_tool_calls=False
+        )
+        print(again.messages[len(items) :], again.catalogue_versions)
