@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from . import bench_router, catalogue, dispatch, names
+from . import bench_router, catalogue, dispatch, imports, names
 from ._common import Row, Settings, machine, print_table, revision
 
 BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     catalogue.NAME: catalogue.run,
     bench_router.NAME: bench_router.run,
     names.NAME: names.run,
+    imports.NAME: imports.run,
 }
 
 

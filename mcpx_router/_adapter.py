@@ -11,6 +11,7 @@ import anyio
 import mcp_types as mt
 
 from ._answering import UNSET, Answerer
+from ._calling import CallMethods
 from ._catalogue import Catalogue, Format, PublishedTool
 from ._dispatch import CallProgress, Outcome, PeerEntry, check_limit, check_timeout, patterns
 from ._errors import (
@@ -24,7 +25,6 @@ from ._errors import (
 from ._naming import ToolKey, check_peer_id, shown
 from ._session import ToolSession, is_native, list_all_tools
 from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
-from .model._calls import ToolCall, parse_one_call, parse_tool_call, tool_call_items
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionFunctionToolParam
@@ -39,7 +39,7 @@ DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told it timed out."""
 
 
-class OpenAIPeerToolAdapter:
+class OpenAIPeerToolAdapter(CallMethods):
     """Publishes the tools of many MCP peers as one flat list of OpenAI functions and answers their calls.
 
     Example:
@@ -351,46 +351,3 @@ class OpenAIPeerToolAdapter:
             if entry.tool == tool:
                 return entry.name
         raise UnknownToolError(f"peer {peer_id!r} publishes no tool named {tool!r}", name=tool)
-
-    # -- calls ------------------------------------------------------------------------------
-
-    async def dispatch(self, tool_calls: Any, *, call_timeout: float | None = UNSET) -> list[dict[str, Any]]:
-        """Answer every tool call, concurrently; one answer per call, in call order.
-
-        A call to an unknown tool, malformed arguments, a failing or slow peer: each becomes an
-        error answer for the model; nothing a model or a peer does makes this raise. With
-        `media="attach"`, images that Chat tool calls returned follow the answers in one user
-        message (Chat tool messages carry text only).
-
-        Args:
-            tool_calls: Chat Completions tool calls, Responses `function_call` items and legacy
-                function calls, SDK objects or dicts, shapes mixed; or None, one call, an
-                assistant message, a whole `Response`. Custom tool calls get an error answer;
-                other Responses items (reasoning, calls the API ran...) are passed over.
-            call_timeout: Seconds each call may take, overriding the peer's and adapter's default.
-
-        Raises:
-            ToolCallFormatError: Something passed is no tool call of a known shape (nothing runs).
-        """
-        self._check_open()
-        if call_timeout is not UNSET:
-            check_timeout(call_timeout)
-        items, whole_response = tool_call_items(tool_calls)
-        parsed = (
-            parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else index)
-            for index, item in enumerate(items)
-        )
-        return await self._answerer.answer_all([call for call in parsed if call is not None], call_timeout)
-
-    async def execute_function_call(self, call: Any, *, call_timeout: float | None = UNSET) -> dict[str, Any]:
-        """Answer a single tool call (any shape `dispatch` accepts), in the call's own shape."""
-        self._check_open()
-        if call_timeout is not UNSET:
-            check_timeout(call_timeout)
-        parsed = parse_one_call(call)
-        return self._answerer.answer(parsed, await self._answerer.run(parsed, call_timeout))
-
-    async def call(self, name: str, arguments: Any, *, call_timeout: float | None = UNSET) -> Outcome:
-        """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
-        self._check_open()
-        return await self._answerer.run(ToolCall("function", None, name, arguments), call_timeout)

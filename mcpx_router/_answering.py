@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
 from mcp.shared.dispatcher import ProgressFnT
@@ -15,6 +15,9 @@ from ._dispatch import error as _error
 from .model._arguments import ArgumentsError
 from .model._calls import ToolCall, answer
 from .model._rich import chat_media_message, has_media, responses_output
+
+if TYPE_CHECKING:
+    from .model._calls import Answer
 
 __all__ = ["UNSET", "Answerer"]
 
@@ -46,7 +49,7 @@ class Answerer:
         self._max_output_chars = max_output_chars
         self._on_progress = on_progress
 
-    async def answer_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[dict[str, Any]]:
+    async def answer_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Answer]:
         """Run the calls concurrently; one answer per call in call order, then any media message."""
         if len(calls) == 1:  # the usual turn: no task group needed
             outcomes = [await self.run(calls[0], call_timeout)]
@@ -68,10 +71,10 @@ class Answerer:
             ]
             follow_up = chat_media_message(media)
             if follow_up is not None:
-                answers.append(follow_up)
+                answers.append(cast("Answer", follow_up))  # a ChatCompletionUserMessageParam
         return answers
 
-    def answer(self, call: ToolCall, outcome: Outcome) -> dict[str, Any]:
+    def answer(self, call: ToolCall, outcome: Outcome) -> Answer:
         """The answer to one call, in the call's own shape."""
         if self._media == "attach" and call.shape == "responses" and has_media(outcome.result):
             assert outcome.result is not None

@@ -14,15 +14,14 @@ from ._naming import NameTable, ToolKey, shown
 from ._published import BUILDERS, Format, PublishedTool
 from ._suggest import NameSuggester
 from .model._budget import LexicalIndex, tool_text
-from .model._jsonstring import stringify_complex_parameters
 from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
 from .model._shape import plain_copy, plain_equal, schema_shape
-from .model._strict import StrictOutcome, make_strict
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
 logger = logging.getLogger("mcpx_router")
+
 
 class Catalogue:
     """All peers' tools under their public names, with a version that changes only when they do."""
@@ -315,10 +314,15 @@ class Catalogue:
         Raises:
             ToolConversionError: When not even the non-strict form is acceptable, with every reason.
         """
+        # The JSON-string and strict converters load with the first tool that asks for them.
         if self._json_strings:
+            from .model._jsonstring import stringify_complex_parameters
+
             entry.parameters, entry.string_plan = stringify_complex_parameters(entry.parameters)
         strict = self._peer_strict.get(entry.peer, self._strict)
         if strict is not False:
+            from .model._strict import StrictOutcome, make_strict
+
             outcome = entry.strict_outcome = make_strict(entry.parameters)
             refused = () if outcome.schema is None else check_outbound(outcome.schema, strict=True)
             if outcome.schema is not None and not refused:

@@ -18,7 +18,6 @@ from ._errors import PeerUnavailableError, UsageError
 from ._session import ToolSession
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
-from .model._jsonstring import decode_stringified
 from .model._repair import drop_optional_nulls, repair_arguments
 from .model._results import render_result
 from .model._rich import truncate
@@ -85,6 +84,8 @@ def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) 
     if tool.strict_outcome is not None:
         args = strip_added_nulls(args, tool.strict_outcome)
     if tool.string_plan is not None:
+        from .model._jsonstring import decode_stringified  # loaded with the JSON-string mode
+
         args = decode_stringified(args, tool.string_plan)
     validator = tool.validator()
     problems = validator.errors(args)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._naming import ToolKey
-from .model._jsonstring import StringifyPlan
 from .model._schema import chat_tool, legacy_function, responses_tool
-from .model._strict import StrictOutcome
-from .model._validation import ArgumentValidator
+
+if TYPE_CHECKING:
+    from .model._jsonstring import StringifyPlan
+    from .model._strict import StrictOutcome
+    from .model._validation import ArgumentValidator
 
 __all__ = ["BUILDERS", "Format", "PublishedTool"]
 
@@ -54,6 +56,9 @@ class PublishedTool:
     def validator(self) -> ArgumentValidator:
         """The peer's input schema compiled for checking arguments (compiled on first use)."""
         if self._validator is None:
+            # jsonschema loads with the first call that is checked, not with the package.
+            from .model._validation import ArgumentValidator
+
             self._validator = ArgumentValidator(self.input_schema)
         return self._validator
 

@@ -14,16 +14,22 @@ assembled before its tool calls are dispatched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Unpack, cast
 
 from openai import AsyncOpenAI
 from openai.lib.streaming.chat import ChatCompletionStreamState
-from openai.types.chat import ChatCompletion, ChatCompletionMessage
-from openai.types.responses import Response
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionAssistantMessageParam,
+    ChatCompletionMessage,
+    ChatCompletionMessageParam,
+)
+from openai.types.responses import Response, ResponseInputItemParam
 
 from ._adapter import OpenAIPeerToolAdapter
+from ._loop_options import ChatCreateOptions, ResponsesCreateOptions
 
 __all__ = ["LoopResult", "run_chat", "run_responses"]
 
@@ -35,7 +41,9 @@ class LoopResult:
     """What a tool-calling conversation produced."""
 
     messages: list[Any]
-    """The whole conversation (Chat messages or Responses input items), the new ones appended."""
+    """The whole conversation, the new messages appended: `ChatCompletionMessageParam`s from
+    `run_chat`, `ResponseInputItemParam`s from `run_responses` (typed `Any`, so that code reading
+    them need not narrow the SDK's unions)."""
     text: str | None
     """The model's final answer, or None when the turn limit stopped it."""
     stopped: Stop
@@ -52,9 +60,9 @@ async def run_chat(
     adapter: OpenAIPeerToolAdapter,
     *,
     model: str,
-    messages: Sequence[Any],
+    messages: Iterable[ChatCompletionMessageParam],
     max_turns: int = 10,
-    **create: Any,
+    **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
     """Run a Chat Completions conversation until the model answers without calling tools.
 
@@ -72,7 +80,7 @@ async def run_chat(
         messages: The conversation so far (not modified; the result holds a new list).
         max_turns: The most requests to send.
         **create: Further arguments for `chat.completions.create` (temperature, tool_choice,
-            stream, ...).
+            stream, ...), typed as the SDK types them (`ChatCreateOptions`).
     """
     _check_turns(max_turns)
     history = list(messages)
@@ -103,9 +111,9 @@ async def run_responses(
     adapter: OpenAIPeerToolAdapter,
     *,
     model: str,
-    input: str | Sequence[Any],
+    input: str | Iterable[ResponseInputItemParam],
     max_turns: int = 10,
-    **create: Any,
+    **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
     """Run a Responses API conversation until the model answers without calling tools.
 
@@ -118,10 +126,13 @@ async def run_responses(
         model: The model name.
         input: A user prompt, or the input items so far (not modified).
         max_turns: The most requests to send.
-        **create: Further arguments for `responses.create`.
+        **create: Further arguments for `responses.create`, typed as the SDK types them
+            (`ResponsesCreateOptions`).
     """
     _check_turns(max_turns)
-    items: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+    items: list[ResponseInputItemParam] = (
+        [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+    )
     result = LoopResult(items, None, "max_turns", 0, 0)
     while result.turns < max_turns:
         tools = adapter.get_responses_tools(relevant_to=items)
@@ -168,13 +179,13 @@ async def _response(client: AsyncOpenAI, params: dict[str, Any]) -> Response:
     return final
 
 
-def _input_item(item: Any) -> dict[str, Any]:
+def _input_item(item: Any) -> ResponseInputItemParam:
     """An output item as input: exactly what the endpoint sent (wire names, its nulls kept)."""
     dumped: dict[str, Any] = item.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return dumped
+    return cast("ResponseInputItemParam", dumped)
 
 
-def _assistant_message(message: ChatCompletionMessage) -> dict[str, Any]:
+def _assistant_message(message: ChatCompletionMessage) -> ChatCompletionAssistantMessageParam:
     """The assistant message to send back: only the fields Chat Completions takes in a request."""
     out: dict[str, Any] = {"role": "assistant", "content": message.content}
     if message.refusal is not None:
@@ -194,7 +205,7 @@ def _assistant_message(message: ChatCompletionMessage) -> dict[str, Any]:
             calls.append({"id": tool_call.id, "type": "custom", "custom": custom})
     if calls:
         out["tool_calls"] = calls
-    return out
+    return cast("ChatCompletionAssistantMessageParam", out)
 
 
 def _check_turns(max_turns: int) -> None:

@@ -9,27 +9,6 @@ Bridge: `bridge_stdio_server`, `run_bridge`, `bridge_main` (make any stdio MCP s
 import importlib
 from typing import TYPE_CHECKING
 
-from ._auth import TokenProvider, dev_token_provider, static_token, websocket_url
-from ._bridge import StdioBridge, bridge_stdio_server
-from ._bridge_cli import bridge_cli, bridge_main, run_bridge
-from ._channel import ParticipantTransport
-from ._envelope import (
-    GATEWAY_ID,
-    PROTOCOL,
-    Envelope,
-    ErrorFrame,
-    ParticipantInfo,
-    Presence,
-    SystemErrorInfo,
-    Welcome,
-    encode_envelope,
-    envelope_to_dict,
-    new_envelope,
-    parse_frame,
-    parse_presence,
-    parse_system_error,
-    parse_welcome,
-)
 from ._errors import (
     BridgeError,
     EnvelopeError,
@@ -38,34 +17,91 @@ from ._errors import (
     MCPxConnectionError,
     MCPxError,
 )
-from ._gateway_state import GatewayConfig, TokenGrant
-from ._participant import ParticipantServer, serve_participant
-from ._topic import (
-    ConnectionEvent,
-    ConnectionState,
-    GatewayErrorEvent,
-    PresenceEvent,
-    TopicClient,
-    TopicEvent,
-)
 
 if TYPE_CHECKING:
+    from ._auth import TokenProvider, dev_token_provider, static_token, websocket_url
+    from ._bridge import StdioBridge, bridge_stdio_server
+    from ._bridge_cli import bridge_cli, bridge_main, run_bridge
+    from ._channel import ParticipantTransport
+    from ._envelope import (
+        GATEWAY_ID,
+        PROTOCOL,
+        Envelope,
+        ErrorFrame,
+        ParticipantInfo,
+        Presence,
+        SystemErrorInfo,
+        Welcome,
+        encode_envelope,
+        envelope_to_dict,
+        new_envelope,
+        parse_frame,
+        parse_presence,
+        parse_system_error,
+        parse_welcome,
+    )
     from ._gateway import Gateway
+    from ._gateway_state import GatewayConfig, TokenGrant
+    from ._participant import ParticipantServer, serve_participant
     from ._serve import gateway_cli, gateway_main, run_gateway, serve_gateway
+    from ._topic import (
+        ConnectionEvent,
+        ConnectionState,
+        GatewayErrorEvent,
+        PresenceEvent,
+        TopicClient,
+        TopicEvent,
+    )
 
-_GATEWAY_SIDE = {
+_LAZY = {
+    **dict.fromkeys(("TokenProvider", "dev_token_provider", "static_token", "websocket_url"), "._auth"),
+    **dict.fromkeys(("StdioBridge", "bridge_stdio_server"), "._bridge"),
+    **dict.fromkeys(("bridge_cli", "bridge_main", "run_bridge"), "._bridge_cli"),
+    "ParticipantTransport": "._channel",
+    **dict.fromkeys(
+        (
+            "GATEWAY_ID",
+            "PROTOCOL",
+            "Envelope",
+            "ErrorFrame",
+            "ParticipantInfo",
+            "Presence",
+            "SystemErrorInfo",
+            "Welcome",
+            "encode_envelope",
+            "envelope_to_dict",
+            "new_envelope",
+            "parse_frame",
+            "parse_presence",
+            "parse_system_error",
+            "parse_welcome",
+        ),
+        "._envelope",
+    ),
     "Gateway": "._gateway",
-    "gateway_cli": "._serve",
-    "gateway_main": "._serve",
-    "run_gateway": "._serve",
-    "serve_gateway": "._serve",
+    **dict.fromkeys(("GatewayConfig", "TokenGrant"), "._gateway_state"),
+    **dict.fromkeys(("ParticipantServer", "serve_participant"), "._participant"),
+    **dict.fromkeys(("gateway_cli", "gateway_main", "run_gateway", "serve_gateway"), "._serve"),
+    **dict.fromkeys(
+        (
+            "ConnectionEvent",
+            "ConnectionState",
+            "GatewayErrorEvent",
+            "PresenceEvent",
+            "TopicClient",
+            "TopicEvent",
+        ),
+        "._topic",
+    ),
 }
-"""Names whose modules load Starlette and Hypercorn: imported when first used (see `__getattr__`)."""
+"""Where each public name lives. Each module loads on first use (see `__getattr__`): a Router that
+joins no topic never imports the topic client, and a topic client never imports an ASGI server
+(the gateway side loads Starlette and Hypercorn)."""
 
 
 def __getattr__(name: str) -> object:
-    """The gateway side loads on first use, so that a topic client never imports an ASGI server."""
-    module = _GATEWAY_SIDE.get(name)
+    """Import the module of a public name on first use."""
+    module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module, __name__), name)

@@ -26,11 +26,48 @@ import reprlib
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel
 
 from .._errors import ToolCallFormatError
+
+if TYPE_CHECKING:
+    # The `openai` SDK's own types, for annotations only: importing the package loads no openai.
+    from openai.types.chat import (
+        ChatCompletionFunctionMessageParam,
+        ChatCompletionMessageToolCallUnion,
+        ChatCompletionMessageToolCallUnionParam,
+        ChatCompletionToolMessageParam,
+        ChatCompletionUserMessageParam,
+    )
+    from openai.types.chat.chat_completion_message import FunctionCall
+    from openai.types.responses import (
+        ResponseCustomToolCall,
+        ResponseCustomToolCallOutputParam,
+        ResponseCustomToolCallParam,
+        ResponseFunctionToolCall,
+        ResponseFunctionToolCallParam,
+        ResponseOutputItem,
+    )
+    from openai.types.responses.response_function_call_output_item_list_param import (
+        ResponseFunctionCallOutputItemListParam,
+    )
+    from openai.types.responses.response_input_item_param import FunctionCallOutput
+
+    ChatCall: TypeAlias = ChatCompletionMessageToolCallUnion | ChatCompletionMessageToolCallUnionParam
+    """A Chat Completions tool call (function or custom), SDK object or its request form."""
+    ResponsesFunctionCall: TypeAlias = ResponseFunctionToolCall | ResponseFunctionToolCallParam
+    ResponsesCustomCall: TypeAlias = ResponseCustomToolCall | ResponseCustomToolCallParam
+    ResponsesItem: TypeAlias = ResponseOutputItem | ResponsesFunctionCall | ResponsesCustomCall
+    """An item of a Response's `output` (calls among others), or a call in its request form."""
+    LegacyCall: TypeAlias = FunctionCall
+    """A legacy `function_call` (as a dict it is told from a Responses call only at run time)."""
+    ChatAnswer: TypeAlias = ChatCompletionToolMessageParam | ChatCompletionUserMessageParam
+    """A tool message; with `media="attach"`, one user message showing the media follows them."""
+    ResponsesAnswer: TypeAlias = FunctionCallOutput | ResponseCustomToolCallOutputParam
+    Answer: TypeAlias = ChatAnswer | ResponsesAnswer | ChatCompletionFunctionMessageParam
+    """Any answer `dispatch` gives: a Chat message or a Responses input item."""
 
 __all__ = [
     "PASSED_OVER",
@@ -282,15 +319,17 @@ def _what(value: Any) -> str:
     return f"{type(value).__name__} {_short(value)}"
 
 
-def answer(call: ToolCall, content: str | list[dict[str, Any]]) -> dict[str, Any]:
-    """The message or item that answers `call`, in the call's own shape."""
+def answer(call: ToolCall, content: str | list[dict[str, Any]]) -> Answer:
+    """The message or item that answers `call`, in the call's own shape (only Responses function
+    call outputs carry parts; every other answer is text)."""
     if call.shape == "chat":
-        return {"role": "tool", "tool_call_id": call.call_id, "content": content}
+        return {"role": "tool", "tool_call_id": call.call_id, "content": cast("str", content)}
     if call.shape == "responses":
-        return {"type": "function_call_output", "call_id": call.call_id, "output": content}
+        output = cast("str | ResponseFunctionCallOutputItemListParam", content)
+        return {"type": "function_call_output", "call_id": call.call_id, "output": output}
     if call.shape == "custom":
-        return {"type": "custom_tool_call_output", "call_id": call.call_id, "output": content}
-    return {"role": "function", "name": call.name, "content": content}
+        return {"type": "custom_tool_call_output", "call_id": call.call_id, "output": cast("str", content)}
+    return {"role": "function", "name": call.name, "content": cast("str", content)}
 
 
 def parse_one_call(obj: Any) -> ToolCall:

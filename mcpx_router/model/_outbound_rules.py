@@ -30,9 +30,6 @@ import re
 import reprlib
 from typing import Any, Final
 
-# jsonschema ships no type information; the ignore stays valid if its stubs get installed.
-from jsonschema import Draft202012Validator, FormatChecker  # type: ignore[import-untyped, unused-ignore]
-
 from ._strict_limits import pointer
 from ._strict_rules import check_strict
 
@@ -69,10 +66,17 @@ def _is_uri(value: object) -> bool:
     return not isinstance(value, str) or (_is_uri_reference(value) and _SCHEME.match(value) is not None)
 
 
-_FORMATS: Final = FormatChecker(Draft202012Validator.FORMAT_CHECKER.checkers)
-_FORMATS.checks("uri-reference")(_is_uri_reference)
-_FORMATS.checks("uri")(_is_uri)
-_META: Final = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=_FORMATS)
+@functools.cache
+def _meta() -> Any:
+    """The 2020-12 meta-schema validator, formats included; built on the first full check, so
+    that jsonschema loads only when a schema needs more than the quick check."""
+    # jsonschema ships no type information; the ignore stays valid if its stubs get installed.
+    from jsonschema import Draft202012Validator, FormatChecker  # type: ignore[import-untyped, unused-ignore]
+
+    formats = FormatChecker(Draft202012Validator.FORMAT_CHECKER.checkers)
+    formats.checks("uri-reference")(_is_uri_reference)
+    formats.checks("uri")(_is_uri)
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=formats)
 
 
 def check_outbound(parameters: Any, *, strict: bool) -> tuple[str, ...]:
@@ -123,7 +127,7 @@ def _check_text(text: str) -> tuple[str, ...]:
     try:
         # The dynamic references of the meta-schema report one violation several times: once each.
         errors = sorted(
-            {(tuple(map(str, e.absolute_path)), _message(e)): None for e in _META.iter_errors(schema)}
+            {(tuple(map(str, e.absolute_path)), _message(e)): None for e in _meta().iter_errors(schema)}
         )
     except RecursionError:
         return (*problems, "#: nested too deeply to check")

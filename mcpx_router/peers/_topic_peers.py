@@ -24,9 +24,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from .._backoff import Reconnect
 from .._errors import DuplicatePeerError, PeerUnavailableError
 from ..mcpx._errors import MCPxConnectionError
-from ..mcpx._participant import ParticipantServer, serve_participant
-from ..mcpx._topic import TopicClient
-from ..mcpx._topic_events import ConnectionEvent, ConnectionState, PresenceEvent, TopicEvent
 from ._member import Member
 from ._settings import Settings
 from ._specs import ParticipantPeer, PeerSpec
@@ -34,6 +31,10 @@ from ._specs import ParticipantPeer, PeerSpec
 if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.mcpserver import MCPServer
+
+    from ..mcpx._participant import ParticipantServer
+    from ..mcpx._topic import TopicClient
+    from ..mcpx._topic_events import PresenceEvent, TopicEvent
 
 __all__ = ["TopicMembership"]
 
@@ -155,7 +156,7 @@ class TopicMembership:
 
     @property
     def connected(self) -> bool:
-        return self._client is not None and self._client.state is ConnectionState.CONNECTED
+        return self._client is not None and self._client.state.name == "CONNECTED"
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -190,6 +191,9 @@ class TopicMembership:
         `task_status.started` is called once each participant present at the start is a peer or
         has been skipped (so within about `handshake_timeout`).
         """
+        from ..mcpx._participant import serve_participant  # the topic side loads with the first topic
+        from ..mcpx._topic import TopicClient
+
         started = False
         try:
             with self._scope:
@@ -228,6 +232,8 @@ class TopicMembership:
             self.done.set()
 
     async def _follow(self, events: MemoryObjectReceiveStream[TopicEvent], scope: anyio.CancelScope) -> None:
+        from ..mcpx._topic_events import ConnectionEvent, ConnectionState, PresenceEvent
+
         async for event in events:
             if isinstance(event, PresenceEvent):
                 self._on_presence(event)

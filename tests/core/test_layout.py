@@ -156,7 +156,7 @@ def test_no_module_is_over_the_line_limit() -> None:
     assert long == {}
 
 
-HEAVY = ("hypercorn", "wsproto", "openai")
+HEAVY = ("hypercorn", "wsproto", "openai", "jsonschema", "referencing", "jsonschema_specifications")
 LOADED = "import json, sys; {}; print(json.dumps(sorted(sys.modules)))"
 
 
@@ -183,8 +183,42 @@ def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> No
         "mcpx_router.mcpx._serve",
         "mcpx_router.mcpx._ws",
         "mcpx_router.loop",
+        # loaded by the first call, the first strict or JSON-string tool, the first topic joined
+        "mcpx_router.model._validation",
+        "mcpx_router.model._strict",
+        "mcpx_router.model._jsonstring",
+        "mcpx_router.mcpx._topic",
+        "mcpx_router.mcpx._participant",
+        "mcpx_router.mcpx._envelope",
+        "mcpx_router.mcpx._bridge",
     }
     assert lazy & after_import == set()
+
+
+def test_importing_the_package_loads_no_other_library_than_mcp_does(after_import: set[str]) -> None:
+    # httpx2, pydantic, anyio...: whatever third-party code loads, `import mcp` loads it already.
+    by_mcp = _loaded_after("import mcp, mcp_types")
+    extra = {m.split(".")[0] for m in after_import - by_mcp} - {"mcpx_router"}
+    assert sorted(extra - sys.stdlib_module_names) == []
+
+
+def test_what_loads_lazily_loads_when_used() -> None:
+    loaded = _loaded_after(
+        "import mcpx_router, mcp_types as mt; "
+        "a = mcpx_router.OpenAIPeerToolAdapter(strict=True, json_string_params=True); "
+        "schema = {'type': 'object', 'properties': {'o': {'type': 'object'}}}; "
+        "a._catalogue.set_peer('p', [mt.Tool(name='t', input_schema=schema)]); "
+        "a.tools[0].validator(); "
+        "from mcpx_router.mcpx import TopicClient, ParticipantServer"
+    )
+    assert {
+        "jsonschema",
+        "mcpx_router.model._validation",
+        "mcpx_router.model._strict",
+        "mcpx_router.model._jsonstring",
+        "mcpx_router.mcpx._topic",
+        "mcpx_router.mcpx._participant",
+    } <= loaded
 
 
 def test_importing_the_package_loads_no_starlette_beyond_what_mcp_does(after_import: set[str]) -> None:

@@ -346,3 +346,23 @@ async def test_responses_turn_answers_function_and_custom_calls_and_nothing_the_
         {"type": "function_call_output", "call_id": "fc_echo", "output": '{"text": "hi"}'},
     ]
     assert peer.calls == [("echo", {"text": "hi"})]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_the_further_create_arguments_are_exactly_the_sdks_own(api: str) -> None:
+    # The loop's typed options must neither miss an argument of `create` nor invent one.
+    import inspect
+
+    from openai.resources.chat.completions import AsyncCompletions
+    from openai.resources.responses import AsyncResponses
+
+    from mcpx_router._loop_options import ChatCreateOptions, ResponsesCreateOptions
+
+    create, options, set_by_loop = {
+        "chat": (AsyncCompletions.create, ChatCreateOptions, {"model", "messages", "tools"}),
+        "responses": (AsyncResponses.create, ResponsesCreateOptions, {"model", "input", "tools"}),
+    }[api]
+    sdk = set(inspect.signature(create).parameters) - {"self"}
+    assert set_by_loop <= sdk
+    assert options.__required_keys__ == frozenset()
+    assert options.__optional_keys__ == sdk - set_by_loop

@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped, unused-ignore]
 from mcp.server.lowlevel import Server
 
-import mcpx_router._catalogue as catalogue_module
 import mcpx_router.model._outbound_rules as rules
 import mcpx_router.model._schema as schema_module
+import mcpx_router.model._strict as strict_module
 from mcpx_router import OpenAIPeerToolAdapter
 from mcpx_router._catalogue import Catalogue
 from mcpx_router.model._outbound_rules import check_outbound, check_parameters
@@ -470,7 +470,8 @@ def test_a_strict_form_that_breaks_a_rule_goes_out_non_strict(monkeypatch: pytes
         "required": ["xs"],
         "additionalProperties": False,
     }
-    monkeypatch.setattr(catalogue_module, "make_strict", lambda _: StrictOutcome(slipped))
+    # the catalogue imports the strict converter when a strict tool is first published
+    monkeypatch.setattr(strict_module, "make_strict", lambda _: StrictOutcome(slipped))
     listed = {"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "string"}}}}
     catalogue = Catalogue(strict=True)
     catalogue.set_peer("p", [mt.Tool(name="t", input_schema=listed)])
