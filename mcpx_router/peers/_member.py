@@ -22,21 +22,13 @@ from mcp.client.subscriptions import ListenNotSupportedError, Subscription, Subs
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._adapter import OpenAIPeerToolAdapter
-from .._errors import PeerUnavailableError
 from .._session import ToolSession
 from ._events import EventHub, HealthChanged, PeerJoined, PeerLeft, ToolsChanged
+from ._failures import cancelled_with_errors, describe_failure, join_error
 from ._link import Connection, PeerLink, looks_like_connection_failure
 from ._open import open_session
 from ._settings import Settings
-from ._specs import (
-    DEFAULT,
-    HttpPeer,
-    InProcessPeer,
-    ParticipantPeer,
-    PeerSpec,
-    SessionPeer,
-    StdioPeer,
-)
+from ._specs import DEFAULT, HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer
 
 __all__ = ["Member"]
 
@@ -94,12 +86,12 @@ class Member:
                         await self._connect_and_serve(connection, task_status)
                     except Exception as exc:
                         if not self._joined:
-                            raise _join_error(self.peer, self.spec, exc) from exc
+                            raise join_error(self.peer, self.spec, exc) from exc
                         logger.info("peer %r: connection ended", self.peer, exc_info=True)
                         connection.lose(exc)
                     except BaseExceptionGroup as group:
                         # We are being cancelled (leaving) and the transport failed as well.
-                        if not _cancelled_with_errors(group):
+                        if not cancelled_with_errors(group):
                             raise
                         logger.info("peer %r: connection failed while leaving", self.peer, exc_info=True)
                         break
@@ -189,7 +181,7 @@ class Member:
         if self.scope.cancel_called:
             return None  # leaving: the connection is being closed on purpose, nothing was lost
         self.link.detach("lost")
-        self.last_error = _describe(connection.error)
+        self.last_error = describe_failure(connection.error)
         was_healthy, self.healthy = self.healthy, False
         if was_healthy:
             self._withdraw()
@@ -279,7 +271,7 @@ class Member:
             try:
                 await self.refresh()
             except Exception as exc:
-                logger.warning("peer %r: could not re-list its tools: %s", self.peer, _describe(exc))
+                logger.warning("peer %r: could not re-list its tools: %s", self.peer, describe_failure(exc))
 
     async def _listen(self, connection: Connection, subscription: Subscription) -> None:
         """Follow the listen stream; when it ends, have the connection checked and listen again."""
@@ -358,30 +350,3 @@ class Member:
                 )
             return changed
 
-
-def _cancelled_with_errors(group: BaseExceptionGroup[BaseException]) -> bool:
-    cancelled, rest = group.split(anyio.get_cancelled_exc_class())
-    return cancelled is not None and rest is not None
-
-
-def _describe(exc: BaseException | None) -> str:
-    if exc is None:
-        return "the connection closed"
-    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        return _describe(exc.exceptions[0])
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _join_error(peer: str, spec: PeerSpec, exc: Exception) -> PeerUnavailableError:
-    if isinstance(exc, PeerUnavailableError):
-        return exc
-    where = spec.describe()
-    hint = ""
-    if isinstance(spec, StdioPeer):
-        hint = "; check that the command exists and starts an MCP server on stdio"
-    elif isinstance(spec, HttpPeer):
-        hint = "; check that the server is running and the URL is its MCP endpoint"
-    return PeerUnavailableError(
-        f"could not connect to peer {peer!r} ({where}): {_describe(exc)}{hint}", peer=peer
-    )
