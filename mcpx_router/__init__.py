@@ -7,6 +7,7 @@ from ._dispatch import Outcome
 from ._errors import (
     AdapterClosedError,
     ConfigError,
+    ContentError,
     DuplicatePeerError,
     InvalidPeerIdError,
     PeerError,
@@ -15,17 +16,22 @@ from ._errors import (
     ToolCallFormatError,
     ToolConversionError,
     ToolError,
+    UnknownContentError,
     UnknownPeerError,
     UnknownToolError,
     UsageError,
 )
 from ._naming import NameTable, ToolKey, is_legal_name
+from ._sampling import OpenAISampler
 from ._session import ToolSession
 from .model._results import render_result
 from .model._schema import convert_parameters
 from .peers import HttpPeer, InProcessPeer, ParticipantPeer, PeerSpec, SessionPeer, StdioPeer, load_config
+from .peers._callbacks import PeerCallbacks
+from .peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from .peers._events import (
     CallProgress,
+    ContentChanged,
     EventStream,
     HealthChanged,
     PeerJoined,
@@ -41,6 +47,8 @@ __all__ = [
     "AdapterClosedError",
     "CallProgress",
     "ConfigError",
+    "ContentChanged",
+    "ContentError",
     "DuplicatePeerError",
     "EventStream",
     "HealthChanged",
@@ -49,8 +57,10 @@ __all__ = [
     "InvalidPeerIdError",
     "NameTable",
     "OpenAIPeerToolAdapter",
+    "OpenAISampler",
     "Outcome",
     "ParticipantPeer",
+    "PeerCallbacks",
     "PeerError",
     "PeerJoined",
     "PeerLeft",
@@ -62,6 +72,9 @@ __all__ = [
     "Router",
     "RouterError",
     "RouterEvent",
+    "RouterPrompt",
+    "RouterResource",
+    "RouterResourceTemplate",
     "SessionPeer",
     "StdioPeer",
     "ToolCallFormatError",
@@ -71,6 +84,7 @@ __all__ = [
     "ToolSession",
     "ToolsChanged",
     "TopicMembership",
+    "UnknownContentError",
     "UnknownPeerError",
     "UnknownToolError",
     "UsageError",

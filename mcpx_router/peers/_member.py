@@ -23,6 +23,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._adapter import OpenAIPeerToolAdapter
 from .._session import ToolSession
+from ._callbacks import merge_callbacks
+from ._content import ContentStore
+from ._content_follow import PeerContent
+from ._content_tools import ContentTools
 from ._events import EventHub, HealthChanged, PeerJoined, PeerLeft, ToolsChanged
 from ._failures import cancelled_with_errors, describe_failure, join_error
 from ._link import Connection, PeerLink, looks_like_connection_failure
@@ -47,6 +51,7 @@ class Member:
         hub: EventHub,
         settings: Settings,
         forget: Callable[[Member], None],
+        content: ContentStore | None = None,
     ) -> None:
         self.peer = peer
         self.spec = spec
@@ -69,6 +74,10 @@ class Member:
         self._delays: Iterator[float] | None = None
         self._handled: Connection | None = None
         self._handled_delay: float | None = None
+        stale = self.mark_changed if settings.resource_tools else None
+        self.content = PeerContent(
+            peer, self.link, content or ContentStore(), hub, lambda: adapter.version, stale
+        )
 
     # -- lifetime ---------------------------------------------------------------------------
 
@@ -105,6 +114,7 @@ class Member:
             self.link.detach("left")
             self.healthy = False
             with anyio.CancelScope(shield=True):
+                self.content.remove()
                 if self._registered and self.peer in self._adapter.peers:
                     await self._adapter.remove_peer(self.peer, reason=self.leave_reason)
                 if self._joined:
@@ -121,7 +131,11 @@ class Member:
             async with AsyncExitStack() as stack:
                 session = await stack.enter_async_context(
                     open_session(
-                        self.spec, peer=self.peer, message_handler=self._on_message, closed=connection.closed
+                        self.spec,
+                        peer=self.peer,
+                        message_handler=self._on_message,
+                        closed=connection.closed,
+                        callbacks=merge_callbacks(self.spec.callbacks, self._settings.callbacks),
                     )
                 )
                 watched = isinstance(self.spec, StdioPeer | HttpPeer | ParticipantPeer)
@@ -129,6 +143,7 @@ class Member:
                 stack.callback(self._cut_calls_if_leaving)  # runs before the session closes
                 # Subscribe before listing: a change after the listing then cannot go unseen.
                 subscription = await self._subscribe(stack, session)
+                await self.content.load(session, relist_tools=False)
                 names = await self._publish(connection)
                 deadline.deadline = math.inf
                 if not self._joined:
@@ -156,7 +171,10 @@ class Member:
                 }
                 if spec.call_timeout != DEFAULT:
                     options["call_timeout"] = spec.call_timeout
-                names = await self._adapter.add_peer(self.peer, self.link, **options)
+                session = (
+                    ContentTools(self.link, self.content.listing) if self._settings.resource_tools else None
+                )
+                names = await self._adapter.add_peer(self.peer, session or self.link, **options)
                 self._registered = True
             else:
                 await self._adapter.refresh_peer(self.peer)
@@ -210,6 +228,7 @@ class Member:
             self.link.cut_calls()
 
     def _withdraw(self) -> None:
+        self.content.withdraw()
         self._adapter.withdraw_tools(
             self.peer, reason=f"peer {self.peer!r} is unavailable (its connection was lost; reconnecting)"
         )
@@ -225,7 +244,7 @@ class Member:
         if not isinstance(session, mcp.Client) or session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return None
         try:
-            return await stack.enter_async_context(session.listen(tools_list_changed=True))
+            return await stack.enter_async_context(session.listen(tools_list_changed=True, **self._filter))
         except (ListenNotSupportedError, mcp.MCPError) as exc:
             if isinstance(exc, mcp.MCPError) and looks_like_connection_failure(exc):
                 raise
@@ -238,6 +257,8 @@ class Member:
         """Return when the connection is gone."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._follow_changes)
+            settings = self._settings
+            tg.start_soon(self.content.follow, settings.refresh_debounce, settings.connect_timeout)
             if not isinstance(self.spec, InProcessPeer):
                 # A stdio transport reports its end itself, but not a server that hangs; HTTP and
                 # foreign sessions need asking in any case. An in-process server is this process.
@@ -251,8 +272,14 @@ class Member:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, mt.ToolListChangedNotification):
             self.mark_changed()
+        elif self.content.notice(message):
+            pass
         elif isinstance(message, Exception):
             logger.debug("peer %r: transport reported %r", self.peer, message)
+
+    @property
+    def _filter(self) -> dict[str, Any]:
+        return PeerContent.listen_filter(self.link.current.session)
 
     def retry_now(self) -> None:
         """Reconnect without waiting out the current delay (its topic says the peer is back)."""
@@ -285,8 +312,9 @@ class Member:
             await anyio.sleep(delay)
             delay = min(delay * 2, 30.0)
             try:
-                async with client.listen(tools_list_changed=True) as subscription:
+                async with client.listen(tools_list_changed=True, **self._filter) as subscription:
                     self.mark_changed()  # what changed while no stream was open went unseen
+                    self.content.mark_changed()
                     delay = 1.0
                     await self._follow(subscription)
             except (ListenNotSupportedError, mcp.MCPError, SubscriptionLost, TimeoutError) as exc:
@@ -349,4 +377,3 @@ class Member:
                     )
                 )
             return changed
-

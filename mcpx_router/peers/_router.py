@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -17,7 +17,10 @@ from .._backoff import Reconnect
 from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError
 from .._naming import check_peer_id
 from ..mcpx._pace import DEFAULT_SEND_RATE
+from ._callbacks import PeerCallbacks
 from ._config import load_config
+from ._content import ContentStore
+from ._content_face import ContentFace
 from ._events import CallProgress, EventHub, EventStream, RouterEvent
 from ._face import AdapterFace
 from ._member import Member
@@ -49,7 +52,7 @@ class PeerStatus:
     last_error: str | None
 
 
-class Router(AdapterFace):
+class Router(AdapterFace, ContentFace):
     """Connects to MCP peers, keeps them connected, and offers all their tools as one OpenAI tool list.
 
     Each peer is a task in the Router's task group: joining returns once the peer's handshake
@@ -82,6 +85,8 @@ class Router(AdapterFace):
         health_timeout: Seconds a probe may take; a peer that does not answer within it is hung
             and treated as lost (its process is ended and started again).
         on_event: Called with every event, synchronously; see also `events()`.
+        callbacks: What every peer may ask of us (sampling, ...), under a spec's own; see docs/peers.md.
+        resource_tools: Offer resources and prompts as tools too (`peer__read_resource`, ...).
     """
 
     def __init__(
@@ -95,6 +100,8 @@ class Router(AdapterFace):
         health_interval: float | None = 30.0,
         health_timeout: float = 10.0,
         on_event: Callable[[RouterEvent], object] | None = None,
+        callbacks: PeerCallbacks | None = None,
+        resource_tools: bool = False,
     ) -> None:
         self._settings = checked_settings(
             reconnect=reconnect,
@@ -103,6 +110,8 @@ class Router(AdapterFace):
             health_interval=health_interval,
             health_timeout=health_timeout,
         )
+        self._settings = replace(self._settings, callbacks=callbacks, resource_tools=resource_tools)
+        self._content = ContentStore()
         self._hub = EventHub(on_event)
         self._owns_adapter = adapter is None
         self._adapter = adapter if adapter is not None else OpenAIPeerToolAdapter(call_timeout=call_timeout)
@@ -186,7 +195,13 @@ class Router(AdapterFace):
                 peer=peer_id,
             )
         member = Member(
-            peer_id, spec, adapter=self._adapter, hub=self._hub, settings=settings, forget=self._forget
+            peer_id,
+            spec,
+            adapter=self._adapter,
+            hub=self._hub,
+            settings=settings,
+            forget=self._forget,
+            content=self._content,
         )
         self._members[peer_id] = member
         try:

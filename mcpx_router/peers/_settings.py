@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._backoff import Reconnect
+from ._callbacks import PeerCallbacks
 
 __all__ = ["Settings", "checked_settings"]
 
@@ -16,6 +17,10 @@ class Settings:
     refresh_debounce: float
     health_interval: float | None
     health_timeout: float = 10.0
+    callbacks: PeerCallbacks | None = None
+    """The Router's callbacks, under each peer's own (`merge_callbacks`)."""
+    resource_tools: bool = False
+    """Offer each peer's resources and prompts to the model as tools too."""
 
 
 def checked_settings(

@@ -13,6 +13,7 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
 from .._session import ToolSession
+from ._callbacks import PeerCallbacks
 
 __all__ = [
     "DEFAULT",
@@ -42,6 +43,11 @@ class _Options:
     """Per-tool limits, by the tool's name on the peer; they override `call_timeout`."""
     max_concurrency: int | None = None
     """At most this many calls run on this peer at once (None: no limit)."""
+
+    # -- what the peer may ask of us (docs/peers.md, "Resources, prompts and callbacks") --
+    callbacks: PeerCallbacks | None = None
+    """Sampling, elicitation, roots and logging callbacks for this peer; each one it sets
+    overrides the Router's `callbacks` (not used for a `SessionPeer`, whose owner opened it)."""
 
     def __post_init__(self) -> None:
         _check_timeout("call_timeout", self.call_timeout)
