@@ -123,55 +123,68 @@ async def all_pages(
     raise PeerUnavailableError(f"peer {peer!r} listed more than {MAX_PAGES} pages of {what}", peer=peer)
 
 
-def capabilities(session: object) -> mt.ServerCapabilities | None:
-    """The capabilities a session's server declared, or None for a session that does not say."""
-    if isinstance(session, mcp.Client | mcp.ClientSession):
-        try:
-            declared: mt.ServerCapabilities | None = session.server_capabilities
-        except RuntimeError:  # not connected
-            return None
-        return declared
-    return None
+def offers(session: object) -> tuple[bool, bool]:
+    """Whether the peer's server may have (resources, prompts): what it declared.
+
+    A connection pinned to a protocol version without asking the server (`mode="2026-07-28"`)
+    knows no capabilities: then both are asked for, and "method not found" means none.
+    Sessions that are not `mcp.Client` (a plain `ToolSession`) offer neither.
+    """
+    if not isinstance(session, mcp.Client):
+        return False, False
+    declared = session.server_capabilities
+    if declared == mt.ServerCapabilities() and session.server_info is None:
+        return True, True
+    return declared.resources is not None, declared.prompts is not None
+
+
+async def _unless_missing(listing: Awaitable[list[Any]]) -> list[Any]:
+    try:
+        return await listing
+    except mcp.MCPError as exc:
+        if exc.code != mt.METHOD_NOT_FOUND:
+            raise
+        return []
 
 
 async def list_content(session: Any, *, peer: str) -> PeerListing:
-    """Every resource, template and prompt the peer declares, each list read to its last page.
+    """Every resource, template and prompt the peer offers, each list read to its last page.
 
-    A peer without a capability has none of its items (no request is made); a peer that declares
-    resources but answers `resources/templates/list` with "method not found" has no templates.
-    Sessions that are not `mcp` ones (a plain `ToolSession`) offer nothing.
+    Only the lists of the capabilities the server declares are asked for (see `offers`); a
+    list answered with "method not found" is empty (templates are optional for a server with
+    resources).
     """
-    declared = capabilities(session)
-    if declared is None or not isinstance(session, mcp.Client):
-        return PeerListing()
-
-    client = session
+    resources_offered, prompts_offered = offers(session)
     resources: list[Any] = []
     templates: list[Any] = []
     prompts: list[Any] = []
-    if declared.resources is not None:
-        resources = await all_pages(
-            lambda c: client.list_resources(cursor=c, cache_mode="refresh"),
-            lambda p: p.resources,
-            peer=peer,
-            what="resources/list",
+    if resources_offered:
+        client: mcp.Client = session
+        resources = await _unless_missing(
+            all_pages(
+                lambda c: client.list_resources(cursor=c, cache_mode="refresh"),
+                lambda p: p.resources,
+                peer=peer,
+                what="resources/list",
+            )
         )
-        try:
-            templates = await all_pages(
+        templates = await _unless_missing(
+            all_pages(
                 lambda c: client.list_resource_templates(cursor=c, cache_mode="refresh"),
                 lambda p: p.resource_templates,
                 peer=peer,
                 what="resources/templates/list",
             )
-        except mcp.MCPError as exc:
-            if exc.code != mt.METHOD_NOT_FOUND:
-                raise
-    if declared.prompts is not None:
-        prompts = await all_pages(
-            lambda c: client.list_prompts(cursor=c, cache_mode="refresh"),
-            lambda p: p.prompts,
-            peer=peer,
-            what="prompts/list",
+        )
+    if prompts_offered:
+        prompter: mcp.Client = session
+        prompts = await _unless_missing(
+            all_pages(
+                lambda c: prompter.list_prompts(cursor=c, cache_mode="refresh"),
+                lambda p: p.prompts,
+                peer=peer,
+                what="prompts/list",
+            )
         )
     return PeerListing(tuple(resources), tuple(templates), tuple(prompts))
 

@@ -10,7 +10,7 @@ import anyio
 import mcp
 import mcp_types as mt
 
-from ._content import ContentStore, PeerListing, capabilities, list_content
+from ._content import ContentStore, PeerListing, list_content, offers
 from ._events import ContentChanged, EventHub
 from ._link import PeerLink, looks_like_connection_failure
 
@@ -51,13 +51,8 @@ class PeerContent:
     @staticmethod
     def listen_filter(session: object) -> dict[str, Any]:
         """The `subscriptions/listen` options for the lists the peer's server declares changes of."""
-        declared = capabilities(session)
-        if declared is None:
-            return {}
-        return {
-            "resources_list_changed": declared.resources is not None,
-            "prompts_list_changed": declared.prompts is not None,
-        }
+        resources, prompts = offers(session)
+        return {"resources_list_changed": resources, "prompts_list_changed": prompts}
 
     async def load(self, session: Any, *, relist_tools: bool = True) -> bool:
         """List what the peer offers and publish it; return whether anything changed.
