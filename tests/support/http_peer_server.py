@@ -89,9 +89,9 @@ def build(log: str | None) -> MCPServer:
         return content.text if isinstance(content, mt.TextContent) else f"[{content.type}]"
 
     @server.tool()
-    def roots(listed: Annotated[mt.ListRootsResult, Resolve(_roots)]) -> list[str]:
-        """The client's roots."""
-        return [str(root.uri) for root in listed.roots]
+    def roots(listed: Annotated[mt.ListRootsResult, Resolve(_roots)]) -> str:
+        """The client's roots, one a line."""
+        return "\n".join(str(root.uri) for root in listed.roots)
 
     @server.resource("peer://pid", name="pid", description="The server's process id.")
     def pid_resource() -> str:
