@@ -252,22 +252,24 @@ class ContentStore:
         for kind in _KINDS:
             old, new = before.keyed(kind), listing.keyed(kind)
             names = self._names[kind]
-            removed = tuple(
-                name
-                for key in old
-                if key not in new and (name := names.by_key.get(ToolKey(peer, key))) is not None
-            )
-            for key in old:
-                if key not in new:
-                    names.release(ToolKey(peer, key))
             added: list[str] = []
             updated: list[str] = []
+            # New names first, then the gone ones are freed: a newcomer never takes over, in the
+            # same listing, a name that was just withdrawn (it would look unchanged).
             for key, (label, item) in new.items():
                 name = names.assign(ToolKey(peer, key), label)
                 if key not in old:
                     added.append(name)
                 elif old[key][1] != item:
                     updated.append(name)
+            removed = tuple(
+                gone
+                for key in old
+                if key not in new and (gone := names.by_key.get(ToolKey(peer, key))) is not None
+            )
+            for key in old:
+                if key not in new:
+                    names.release(ToolKey(peer, key))
             if (added or removed or updated) and peer in self._listings and not returning:
                 changes.append(Change(kind, tuple(added), removed, tuple(updated)))
         self._listings[peer] = listing
