@@ -19,6 +19,7 @@ import mcp
 import mcp_types as mt
 from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import ListenNotSupportedError, Subscription, SubscriptionLost
+from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._adapter import OpenAIPeerToolAdapter
@@ -322,8 +323,12 @@ class Member:
 
     async def _follow(self, subscription: Subscription) -> None:
         with contextlib.suppress(SubscriptionLost):
-            async for _event in subscription:
-                self.mark_changed()
+            async for event in subscription:
+                # A SessionPeer's notifications go to its owner's handler: the stream is all we see.
+                if isinstance(event, ToolsListChanged):
+                    self.mark_changed()
+                else:
+                    self.content.mark_changed()
 
     async def _check(self, connection: Connection) -> None:
         """Probe the connection when a request failed oddly or timed out, and every `health_interval` s.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 
+import mcp
 import mcp_types as mt
 import pytest
 from hypothesis import given, settings
@@ -86,6 +87,17 @@ async def test_list_changes_are_followed_with_events(mode: str) -> None:
             assert (await router.call("lib__add_prompt", {"name": "fresh"})).text == "added"
             changed = await next_event(events, ContentChanged)
             assert (changed.kind, changed.added) == ("prompts", ("lib__fresh",))
+
+
+async def test_a_session_peer_is_followed_on_its_listen_stream() -> None:
+    """A `SessionPeer`'s notifications go to its owner; at 2026-07-28 the Router listens itself."""
+    async with mcp.Client(library(), mode="2026-07-28") as client, Router() as router:
+        await router.join("own", client)
+        assert [r.name for r in router.resources()] == ["own__readme", "own__notes"]
+        with router.events() as events:
+            await client.call_tool("add_resource", {"name": "late"})
+            changed = await next_event(events, ContentChanged)
+        assert changed.added == ("own__late",)
 
 
 async def test_leaving_withdraws_everything_and_frees_the_names() -> None:
