@@ -10,6 +10,7 @@ import anyio
 import mcp
 import mcp_types as mt
 
+from .._errors import PeerUnavailableError
 from ._content import ContentStore, PeerListing, list_content, offers
 from ._events import ContentChanged, EventHub
 from ._link import PeerLink, looks_like_connection_failure
@@ -101,7 +102,10 @@ class PeerContent:
                 with anyio.fail_after(listing_limit):
                     await self.load(self._link.live("cannot list its resources or prompts"))
             except Exception as exc:
-                logger.warning("peer %r: could not re-list its resources or prompts: %s", self.peer, exc)
+                # A peer lost meanwhile is listed again when it is back: nothing to report.
+                lost = isinstance(exc, PeerUnavailableError) or looks_like_connection_failure(exc)
+                level = logging.DEBUG if lost else logging.WARNING
+                logger.log(level, "peer %r: could not re-list its resources or prompts: %s", self.peer, exc)
 
     def withdraw(self) -> None:
         self._store.withdraw(self.peer)

@@ -195,7 +195,9 @@ async def test_elicitation_and_roots_are_answered_by_the_callbacks(mode: str) ->
 
 
 @DEPRECATED
-async def test_log_records_reach_the_logging_callback() -> None:
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_log_records_reach_the_logging_callback(mode: str) -> None:
+    """At 2026-07-28 a server sends records only for requests that opt in: `log_level` does."""
     server = MCPServer("chatty")
 
     @server.tool()
@@ -208,8 +210,8 @@ async def test_log_records_reach_the_logging_callback() -> None:
     async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
         records.append(params)
 
-    async with Router(callbacks=PeerCallbacks(logging=on_log)) as router:
-        await router.join("p", InProcessPeer(server, mode="legacy"))
+    async with Router(callbacks=PeerCallbacks(logging=on_log, log_level="info")) as router:
+        await router.join("p", InProcessPeer(server, mode=mode))
         assert (await router.call("p__work", {})).text == "done"
     assert [(r.level, r.logger, r.data) for r in records] == [("warning", "worker", {"step": 1})]
 

@@ -127,7 +127,7 @@ async def test_a_peer_without_the_capabilities_has_none_and_logs_nothing(
 _TEXT = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     uris=st.lists(_TEXT, min_size=0, max_size=9, unique=True),
     names=st.lists(_TEXT, min_size=9, max_size=9),
