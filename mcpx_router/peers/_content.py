@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import mcp
 import mcp_types as mt
@@ -191,11 +191,9 @@ async def list_content(session: Any, *, peer: str) -> PeerListing:
 
 # -- every peer's, under public names ------------------------------------------------------------
 
-_T = TypeVar("_T")
-
 
 @dataclass
-class _Names(Generic[_T]):
+class _Names:
     """Public names of one kind: (peer, key on the peer) <-> name, injective, kept while offered."""
 
     by_name: dict[str, ToolKey] = field(default_factory=dict)
@@ -241,7 +239,7 @@ class ContentStore:
     def __init__(self) -> None:
         self._listings: dict[str, PeerListing] = {}
         self._hidden: set[str] = set()
-        self._names: dict[ContentKind, _Names[Any]] = {kind: _Names() for kind in _KINDS}
+        self._names: dict[ContentKind, _Names] = {kind: _Names() for kind in _KINDS}
 
     def publish(self, peer: str, listing: PeerListing) -> list[Change]:
         """Take a peer's new listing; return what changed, kind by kind (nothing for a returning peer)."""

@@ -14,7 +14,6 @@ peer does not use (the same for `get_prompt`).
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -193,14 +192,14 @@ class ContentTools(NativeSession):
             if kind == READ:
                 uri = arguments.get("uri")
                 if not isinstance(uri, str):
-                    return _error(f"'uri' must be a string, not {json.dumps(uri)}")
+                    return _error(f"'uri' must be a string, not {type(uri).__name__}")
                 read = await session.read_resource(uri, cache_mode="bypass")
                 return mt.CallToolResult(
                     content=[mt.EmbeddedResource(type="resource", resource=c) for c in read.contents]
                 )
             prompt, values = arguments.get("name"), arguments.get("arguments") or {}
             if not isinstance(prompt, str):
-                return _error(f"'name' must be a string, not {json.dumps(prompt)}")
+                return _error(f"'name' must be a string, not {type(prompt).__name__}")
             if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
                 return _error("'arguments' must be an object of strings")
             return prompt_result(await session.get_prompt(prompt, values))

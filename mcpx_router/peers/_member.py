@@ -52,7 +52,7 @@ class Member:
         hub: EventHub,
         settings: Settings,
         forget: Callable[[Member], None],
-        content: ContentStore | None = None,
+        content: ContentStore,
     ) -> None:
         self.peer = peer
         self.spec = spec
@@ -76,9 +76,7 @@ class Member:
         self._handled: Connection | None = None
         self._handled_delay: float | None = None
         stale = self.mark_changed if settings.resource_tools else None
-        self.content = PeerContent(
-            peer, self.link, content or ContentStore(), hub, lambda: adapter.version, stale
-        )
+        self.content = PeerContent(peer, self.link, content, hub, lambda: adapter.version, stale)
 
     # -- lifetime ---------------------------------------------------------------------------
 
