@@ -94,6 +94,31 @@ def read_resource_tool(peer: str, name: str, listing: PeerListing) -> mt.Tool:
     )
 
 
+def _prompt_arguments(listing: PeerListing) -> dict[str, Any]:
+    """The `arguments` parameter: every argument name the peer's prompts declare, as a string.
+
+    Declared names keep the tool acceptable in strict mode; past `_ENUM_MAX` of them, or when a
+    name is declared by no prompt, any string-valued object goes.
+    """
+    declared: dict[str, list[str]] = {}
+    for prompt in listing.prompts:
+        for argument in prompt.arguments or ():
+            declared.setdefault(argument.name, []).append(prompt.name)
+    described = "The prompt's arguments by name, as strings."
+    if len(declared) > _ENUM_MAX:
+        return {"type": "object", "additionalProperties": {"type": "string"}, "description": described}
+    properties = {
+        argument: {"type": "string", "description": "For " + ", ".join(prompts) + "."}
+        for argument, prompts in declared.items()
+    }
+    return {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+        "description": described,
+    }
+
+
 def get_prompt_tool(peer: str, name: str, listing: PeerListing) -> mt.Tool:
     """The `get_prompt` tool of a peer: the prompt's name (an enum when few) and its string arguments."""
     names = list(dict.fromkeys(p.name for p in listing.prompts))
@@ -108,17 +133,11 @@ def get_prompt_tool(peer: str, name: str, listing: PeerListing) -> mt.Tool:
         prompt_name["enum"] = names
     return mt.Tool(
         name=name,
-        description=f"Get a prompt of the MCP server {peer!r}, filled in. Its prompts:{_listed(lines)}",
+        description=f"Get a prompt of the MCP server {peer!r}, filled in. Its prompts (`?`: optional "
+        f"argument):{_listed(lines)}",
         input_schema={
             "type": "object",
-            "properties": {
-                "name": prompt_name,
-                "arguments": {
-                    "type": "object",
-                    "additionalProperties": {"type": "string"},
-                    "description": "The prompt's arguments by name (`?`: optional), as strings.",
-                },
-            },
+            "properties": {"name": prompt_name, "arguments": _prompt_arguments(listing)},
             "required": ["name"],
             "additionalProperties": False,
         },

@@ -17,6 +17,7 @@ from mcpx_router import (
     HealthChanged,
     HttpPeer,
     InProcessPeer,
+    OpenAIPeerToolAdapter,
     Reconnect,
     Router,
     StdioPeer,
@@ -174,7 +175,8 @@ async def test_every_page_of_resources_of_any_text_is_published_and_readable(
     )
 )
 async def test_prompt_arguments_of_any_text_reach_the_peer(arguments: dict[str, str]) -> None:
-    peer = PagedContent([], [mt.Prompt(name="echo")])
+    declared = [mt.PromptArgument(name=name) for name in [*arguments, "unused"]]
+    peer = PagedContent([], [mt.Prompt(name="echo", arguments=declared)])
     expected = f"echo: {sorted(arguments.items())}"
     async with Router(resource_tools=True) as router:
         await router.join("p", peer.server())
@@ -270,3 +272,21 @@ for _marker in ABANDONED_HTTP_STREAMS:
     test_content_is_withdrawn_while_lost_and_refreshed_after_reconnect = _marker(
         test_content_is_withdrawn_while_lost_and_refreshed_after_reconnect
     )
+
+
+async def test_the_offered_tools_are_strict_when_the_adapter_is() -> None:
+    async with (
+        OpenAIPeerToolAdapter(strict=True) as adapter,
+        Router(adapter=adapter, resource_tools=True) as router,
+    ):
+        await router.join("lib", library())
+        strict = {t["function"]["name"]: t["function"].get("strict") for t in router.get_openai_tools()}
+        assert strict["lib__read_resource"] is strict["lib__get_prompt"] is True
+        arguments = '{"name": "greet", "arguments": {"who": "Bo", "mood": null}}'
+        call = {
+            "id": "1",
+            "type": "function",
+            "function": {"name": "lib__get_prompt", "arguments": arguments},
+        }
+        (answer,) = await router.dispatch([call])
+        assert answer["content"] == "Greet someone.\n[user]\nHello Bo, I am glad."
