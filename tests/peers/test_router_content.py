@@ -290,3 +290,36 @@ async def test_the_offered_tools_are_strict_when_the_adapter_is() -> None:
         }
         (answer,) = await router.dispatch([call])
         assert answer["content"] == "Greet someone.\n[user]\nHello Bo, I am glad."
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    count=st.integers(1, 130),
+    uri=_TEXT,
+    templated=st.booleans(),
+    argument_names=st.lists(_TEXT, max_size=6),
+)
+async def test_the_offered_tools_are_accepted_whatever_the_peer_lists(
+    count: int, uri: str, templated: bool, argument_names: list[str]
+) -> None:
+    """Any URIs, templates and argument names: both tools are published, strict, never withheld;
+    the URIs are an enum exactly when there is no template and they are few."""
+    resources = [mt.Resource(uri=f"{uri}{i}", name=uri) for i in range(count)]
+    templates = [mt.ResourceTemplate(uri_template=uri + "{x}", name="t")] if templated else []
+    arguments = [mt.PromptArgument(name=name, required=i % 2 == 0) for i, name in enumerate(argument_names)]
+    peer = PagedContent(
+        resources, [mt.Prompt(name=uri, arguments=arguments)], page_size=50, templates=templates
+    )
+    async with (
+        OpenAIPeerToolAdapter(strict=True) as adapter,
+        Router(adapter=adapter, resource_tools=True) as router,
+    ):
+        await router.join("p", peer.server())
+        assert router.adapter.rejected_tools("p") == {}
+        tools = {t["function"]["name"]: t["function"] for t in router.get_openai_tools()}
+        assert tools["p__read_resource"].get("strict") is tools["p__get_prompt"].get("strict") is True
+        enum = tools["p__read_resource"]["parameters"]["properties"]["uri"].get("enum")
+        few = count <= 100 and sum(len(r.uri) for r in resources) <= 7_500
+        assert enum == ([r.uri for r in resources] if few and not templated else None)
+        answer = await router.call("p__read_resource", {"uri": resources[-1].uri})
+        assert answer.text.endswith("\n" + resources[-1].uri)

@@ -60,7 +60,7 @@ def library(name: str = "library") -> MCPServer:
 
 @dataclass
 class PagedContent:
-    """A lowlevel server listing the given resources and prompts `page_size` to a page.
+    """A lowlevel server listing the given resources, templates and prompts `page_size` to a page.
 
     Each resource's text is its own URI; a prompt answers with its arguments. With `tools`
     the server also offers tools of those names (each echoes).
@@ -70,6 +70,7 @@ class PagedContent:
     prompts: list[mt.Prompt] = field(default_factory=list)
     page_size: int = 2
     tools: list[str] = field(default_factory=list)
+    templates: list[mt.ResourceTemplate] = field(default_factory=list)
     cursors: list[str | None] = field(default_factory=list)
 
     def _page(
@@ -87,6 +88,12 @@ class PagedContent:
         ) -> mt.ListResourcesResult:
             page, cursor = self._page(self.resources, params)
             return mt.ListResourcesResult(resources=page, next_cursor=cursor)
+
+        async def list_templates(
+            ctx: Any, params: mt.PaginatedRequestParams | None
+        ) -> mt.ListResourceTemplatesResult:
+            page, cursor = self._page(self.templates, params)
+            return mt.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
         async def read_resource(ctx: Any, params: mt.ReadResourceRequestParams) -> mt.ReadResourceResult:
             return mt.ReadResourceResult(contents=[mt.TextResourceContents(uri=params.uri, text=params.uri)])
@@ -111,6 +118,7 @@ class PagedContent:
         return Server(
             "paged",
             on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
             on_read_resource=read_resource,
             on_list_prompts=list_prompts,
             on_get_prompt=get_prompt,
