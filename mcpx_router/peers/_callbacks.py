@@ -9,12 +9,16 @@ On 2026-07-28 connections such questions come embedded in an `InputRequiredResul
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as mt
 from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 
-__all__ = ["PeerCallbacks", "client_options", "merge_callbacks"]
+from .._errors import UsageError
+
+__all__ = ["PeerCallbacks", "check_callbacks", "client_options", "merge_callbacks"]
+
+_CALLBACKS = ("sampling", "elicitation", "list_roots", "logging")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +49,28 @@ class PeerCallbacks:
     log_level: mt.LoggingLevel | None = None
     """The level to ask for on 2026-07-28 connections, where a server sends log records only to
     requests that opt in (the SDK stamps it on every request); None: no records there."""
+
+    def __post_init__(self) -> None:
+        for name in _CALLBACKS:
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise UsageError(
+                    f"PeerCallbacks({name}=...) must be an async callable or None, not {value!r}"
+                )
+        levels = get_args(mt.LoggingLevel)
+        if self.log_level is not None and self.log_level not in levels:
+            raise UsageError(f"log_level must be one of {', '.join(levels)} or None, not {self.log_level!r}")
+        capabilities = self.sampling_capabilities
+        if capabilities is not None and not isinstance(capabilities, mt.SamplingCapability):
+            raise UsageError(
+                f"sampling_capabilities must be an mcp_types.SamplingCapability, not {capabilities!r}"
+            )
+
+
+def check_callbacks(value: object, where: str) -> None:
+    """Raise UsageError unless `value` is a `PeerCallbacks` or None; `where` names the option."""
+    if value is not None and not isinstance(value, PeerCallbacks):
+        raise UsageError(f"{where} must be a PeerCallbacks or None, not {type(value).__name__}")
 
 
 def merge_callbacks(own: PeerCallbacks | None, default: PeerCallbacks | None) -> PeerCallbacks | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._backoff import Reconnect
-from ._callbacks import PeerCallbacks
+from .._errors import UsageError
+from ._callbacks import PeerCallbacks, check_callbacks
 
 __all__ = ["Settings", "checked_settings"]
 
@@ -21,6 +22,11 @@ class Settings:
     """The Router's callbacks, under each peer's own (`merge_callbacks`)."""
     resource_tools: bool = False
     """Offer each peer's resources and prompts to the model as tools too."""
+
+    def __post_init__(self) -> None:
+        check_callbacks(self.callbacks, "callbacks")
+        if not isinstance(self.resource_tools, bool):
+            raise UsageError(f"resource_tools must be True or False, not {self.resource_tools!r}")
 
 
 def checked_settings(

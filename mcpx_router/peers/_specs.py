@@ -13,7 +13,7 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
 from .._session import ToolSession
-from ._callbacks import PeerCallbacks
+from ._callbacks import PeerCallbacks, check_callbacks
 
 __all__ = [
     "DEFAULT",
@@ -51,6 +51,7 @@ class _Options:
 
     def __post_init__(self) -> None:
         _check_timeout("call_timeout", self.call_timeout)
+        check_callbacks(self.callbacks, "callbacks")
         for tool, limit in self.tool_timeouts.items():
             _check_timeout(f"tool_timeouts[{tool!r}]", limit)
         if self.max_concurrency is not None and (

@@ -6,6 +6,7 @@ the real `openai` SDK to a loopback endpoint playing the Chat Completions API.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,6 +15,8 @@ from typing import Annotated, Any
 import mcp
 import mcp_types as mt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import Context, MCPServer, Resolve
 from mcp.server.mcpserver.resolve import Elicit
@@ -29,7 +32,9 @@ from mcpx_router import (
     Reconnect,
     Router,
     StdioPeer,
+    UsageError,
 )
+from mcpx_router.peers._callbacks import client_options, merge_callbacks
 
 from ..support._openai_replay import CHAT, Replay, chat_completion, replay_openai
 from ..support.router_support import ABANDONED_HTTP_STREAMS, HERE, http_server, next_event
@@ -264,3 +269,65 @@ for _marker in ABANDONED_HTTP_STREAMS:
     test_a_peers_own_callbacks_override_the_routers_and_survive_a_reconnect = _marker(
         test_a_peers_own_callbacks_override_the_routers_and_survive_a_reconnect
     )
+
+
+async def _sampling(context: ClientRequestContext, params: mt.CreateMessageRequestParams) -> mt.ErrorData:
+    return mt.ErrorData(code=0, message="")
+
+
+async def _other_sampling(
+    context: ClientRequestContext, params: mt.CreateMessageRequestParams
+) -> mt.ErrorData:
+    return mt.ErrorData(code=1, message="")
+
+
+_FIELDS: dict[str, list[Any]] = {
+    "sampling": [_sampling, _other_sampling],
+    "sampling_capabilities": [mt.SamplingCapability()],
+    "elicitation": [_sampling],
+    "list_roots": [roots_of("file:///a"), roots_of("file:///b")],
+    "logging": [_sampling],
+    "log_level": ["debug", "error"],
+}
+_CALLBACKS = st.fixed_dictionaries({}, optional={k: st.sampled_from(v) for k, v in _FIELDS.items()})
+
+
+@settings(max_examples=200)
+@given(own=st.one_of(st.none(), _CALLBACKS), default=st.one_of(st.none(), _CALLBACKS))
+def test_a_peers_callbacks_override_the_routers_field_by_field(
+    own: dict[str, Any] | None, default: dict[str, Any] | None
+) -> None:
+    merged = merge_callbacks(
+        None if own is None else PeerCallbacks(**own), None if default is None else PeerCallbacks(**default)
+    )
+    if own is None and default is None:
+        assert merged is None
+        return
+    assert merged is not None
+    for name in _FIELDS:
+        expected = (own or {}).get(name, (default or {}).get(name))
+        assert getattr(merged, name) is expected
+    sdk = client_options(merged)
+    assert sdk.get("list_roots_callback") is merged.list_roots and sdk.get("log_level") == merged.log_level
+    assert None not in sdk.values()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: PeerCallbacks(sampling="model"), "PeerCallbacks(sampling=...) must be an async callable"),  # type: ignore[arg-type]
+        (lambda: PeerCallbacks(log_level="loud"), "log_level must be one of debug, info"),  # type: ignore[arg-type]
+        (
+            lambda: StdioPeer("x", callbacks=_sampling),
+            "callbacks must be a PeerCallbacks or None, not function",
+        ),  # type: ignore[arg-type]
+        (
+            lambda: Router(callbacks={"sampling": _sampling}),
+            "callbacks must be a PeerCallbacks or None, not dict",
+        ),  # type: ignore[arg-type]
+        (lambda: Router(resource_tools="yes"), "resource_tools must be True or False"),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_callback_options_are_refused_at_once(make: Any, message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        make()
