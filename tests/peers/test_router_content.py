@@ -168,7 +168,7 @@ async def test_every_page_of_resources_of_any_text_is_published_and_readable(
             assert (await router.call(f"p__{own}", {})).text == f"own {own}"
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     arguments=st.dictionaries(
         _TEXT, st.text(st.characters(exclude_categories=["Cs"]), max_size=10), max_size=4
@@ -292,7 +292,7 @@ async def test_the_offered_tools_are_strict_when_the_adapter_is() -> None:
         assert answer["content"] == "Greet someone.\n[user]\nHello Bo, I am glad."
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     count=st.integers(1, 130),
     uri=_TEXT,
