@@ -7,6 +7,7 @@ from ._dispatch import Outcome
 from ._errors import (
     AdapterClosedError,
     ConfigError,
+    ContentError,
     DuplicatePeerError,
     InvalidPeerIdError,
     PeerError,
@@ -15,11 +16,13 @@ from ._errors import (
     ToolCallFormatError,
     ToolConversionError,
     ToolError,
+    UnknownContentError,
     UnknownPeerError,
     UnknownToolError,
     UsageError,
 )
 from ._naming import NameTable, ToolKey, is_legal_name
+from ._sampling import OpenAISampler
 from ._session import ToolSession
 from .model._results import render_result
 from .model._schema import convert_parameters
@@ -37,8 +40,11 @@ from .peers import (
     load_config,
     oauth_provider,
 )
+from .peers._callbacks import PeerCallbacks
+from .peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from .peers._events import (
     CallProgress,
+    ContentChanged,
     EventStream,
     HealthChanged,
     PeerJoined,
@@ -55,6 +61,8 @@ __all__ = [
     "BearerAuth",
     "CallProgress",
     "ConfigError",
+    "ContentChanged",
+    "ContentError",
     "DuplicatePeerError",
     "EventStream",
     "FileTokenStore",
@@ -65,8 +73,10 @@ __all__ = [
     "MemoryTokenStore",
     "NameTable",
     "OpenAIPeerToolAdapter",
+    "OpenAISampler",
     "Outcome",
     "ParticipantPeer",
+    "PeerCallbacks",
     "PeerError",
     "PeerJoined",
     "PeerLeft",
@@ -78,6 +88,9 @@ __all__ = [
     "Router",
     "RouterError",
     "RouterEvent",
+    "RouterPrompt",
+    "RouterResource",
+    "RouterResourceTemplate",
     "SessionPeer",
     "SsePeer",
     "StdioPeer",
@@ -88,6 +101,7 @@ __all__ = [
     "ToolSession",
     "ToolsChanged",
     "TopicMembership",
+    "UnknownContentError",
     "UnknownPeerError",
     "UnknownToolError",
     "UsageError",

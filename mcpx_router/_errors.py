@@ -9,13 +9,15 @@ of a peer during `dispatch` never raise: they become error answers the model can
     │   ├── InvalidPeerIdError    (also ValueError)
     │   ├── DuplicatePeerError    (also ValueError)
     │   ├── UnknownPeerError      (also LookupError)
-    │   └── PeerUnavailableError
+    │   ├── PeerUnavailableError
+    │   └── ContentError          (a peer refused to read a resource or get a prompt)
     ├── ToolError                 .peer, .tool
     │   └── ToolConversionError   (also ValueError)
     ├── UnknownToolError          .name (also LookupError)
     ├── ToolCallFormatError       (also TypeError)
     ├── UsageError                (also ValueError and TypeError)
     ├── AdapterClosedError
+    ├── UnknownContentError       .name (also LookupError)
     └── MCPxError                 (in mcpx_router.mcpx)
         ├── EnvelopeError         (also ValueError)
         ├── MCPxConnectionError   (also ConnectionError)
@@ -59,6 +61,10 @@ class PeerUnavailableError(PeerError):
     """The peer's session failed while listing its tools or answering a call."""
 
 
+class ContentError(PeerError):
+    """A peer answered a resource read or a prompt request with an error; the message keeps its words."""
+
+
 class ToolError(RouterError):
     """Something is wrong with one tool of one peer; `.peer` and `.tool` name it."""
 
@@ -90,3 +96,11 @@ class UsageError(RouterError, ValueError, TypeError):
 
 class AdapterClosedError(RouterError):
     """The adapter was used after its `async with` block ended."""
+
+
+class UnknownContentError(RouterError, LookupError):
+    """No resource or prompt is published under this public name."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name

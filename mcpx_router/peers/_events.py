@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self, TypeAlias
+from typing import Literal, Self, TypeAlias
 
 import anyio
 
@@ -19,6 +19,7 @@ from .._dispatch import CallProgress
 
 __all__ = [
     "CallProgress",
+    "ContentChanged",
     "EventHub",
     "EventStream",
     "HealthChanged",
@@ -78,7 +79,22 @@ class HealthChanged:
     """Seconds until the next attempt (None: none is planned)."""
 
 
-RouterEvent: TypeAlias = PeerJoined | PeerLeft | ToolsChanged | HealthChanged | CallProgress
+@dataclass(frozen=True, slots=True)
+class ContentChanged:
+    """A peer's resources, resource templates or prompts changed (`kind`); each field holds public names.
+
+    Not emitted when a peer joins, leaves, is lost or comes back: the other events say so.
+    """
+
+    peer: str
+    version: int
+    kind: Literal["resources", "resource_templates", "prompts"]
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+
+
+RouterEvent: TypeAlias = PeerJoined | PeerLeft | ToolsChanged | HealthChanged | CallProgress | ContentChanged
 
 DEFAULT_EVENT_BUFFER = 1024
 

@@ -235,6 +235,10 @@ class PeerLink(NativeSession):
                 connection.suspect.set()
             raise
 
+    def live(self, what: str) -> ToolSession:
+        """The live session; PeerUnavailableError says why there is none (and that it `what`)."""
+        return self._session(self.current, what)
+
     def _session(self, connection: Connection, what: str) -> ToolSession:
         session = connection.session
         if session is not None and not connection.closed.is_set() and not self.left:

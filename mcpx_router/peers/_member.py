@@ -11,6 +11,7 @@ import logging
 import math
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -18,12 +19,17 @@ import mcp
 import mcp_types as mt
 from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import ListenNotSupportedError, Subscription, SubscriptionLost
+from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._adapter import OpenAIPeerToolAdapter
-from .._errors import PeerUnavailableError
 from .._session import ToolSession
+from ._callbacks import merge_callbacks
+from ._content import ContentStore
+from ._content_follow import PeerContent
+from ._content_tools import ContentTools
 from ._events import EventHub, HealthChanged, PeerJoined, PeerLeft, ToolsChanged
+from ._failures import cancelled_with_errors, describe_failure, join_error
 from ._link import Connection, PeerLink, looks_like_connection_failure
 from ._open import open_session
 from ._settings import Settings
@@ -55,6 +61,7 @@ class Member:
         hub: EventHub,
         settings: Settings,
         forget: Callable[[Member], None],
+        content: ContentStore,
     ) -> None:
         self.peer = peer
         self.spec = spec
@@ -77,6 +84,8 @@ class Member:
         self._delays: Iterator[float] | None = None
         self._handled: Connection | None = None
         self._handled_delay: float | None = None
+        stale = self.mark_changed if settings.resource_tools else None
+        self.content = PeerContent(peer, self.link, content, hub, lambda: adapter.version, stale)
 
     # -- lifetime ---------------------------------------------------------------------------
 
@@ -94,12 +103,12 @@ class Member:
                         await self._connect_and_serve(connection, task_status)
                     except Exception as exc:
                         if not self._joined:
-                            raise _join_error(self.peer, self.spec, exc) from exc
+                            raise join_error(self.peer, self.spec, exc) from exc
                         logger.info("peer %r: connection ended", self.peer, exc_info=True)
                         connection.lose(exc)
                     except BaseExceptionGroup as group:
                         # We are being cancelled (leaving) and the transport failed as well.
-                        if not _cancelled_with_errors(group):
+                        if not cancelled_with_errors(group):
                             raise
                         logger.info("peer %r: connection failed while leaving", self.peer, exc_info=True)
                         break
@@ -113,6 +122,7 @@ class Member:
             self.link.detach("left")
             self.healthy = False
             with anyio.CancelScope(shield=True):
+                self.content.remove()
                 if self._registered and self.peer in self._adapter.peers:
                     await self._adapter.remove_peer(self.peer, reason=self.leave_reason)
                 if self._joined:
@@ -129,7 +139,11 @@ class Member:
             async with AsyncExitStack() as stack:
                 session = await stack.enter_async_context(
                     open_session(
-                        self.spec, peer=self.peer, message_handler=self._on_message, closed=connection.closed
+                        self.spec,
+                        peer=self.peer,
+                        message_handler=self._on_message,
+                        closed=connection.closed,
+                        callbacks=merge_callbacks(self.spec.callbacks, self._settings.callbacks),
                     )
                 )
                 watched = isinstance(self.spec, StdioPeer | HttpPeer | SsePeer | ParticipantPeer)
@@ -137,6 +151,7 @@ class Member:
                 stack.callback(self._cut_calls_if_leaving)  # runs before the session closes
                 # Subscribe before listing: a change after the listing then cannot go unseen.
                 subscription = await self._subscribe(stack, session)
+                await self.content.load(session, relist_tools=False)
                 names = await self._publish(connection)
                 deadline.deadline = math.inf
                 if not self._joined:
@@ -157,7 +172,11 @@ class Member:
     async def _publish(self, connection: Connection) -> tuple[str, ...]:
         async with self._lock:
             if not self._registered:
-                names = await self._adapter.add_peer(self.peer, self.link, **adapter_options(self.spec))
+                session = (
+                    ContentTools(self.link, self.content.listing) if self._settings.resource_tools else None
+                )
+                options = adapter_options(self.spec)
+                names = await self._adapter.add_peer(self.peer, session or self.link, **options)
                 self._registered = True
             else:
                 await self._adapter.refresh_peer(self.peer)
@@ -182,7 +201,7 @@ class Member:
         if self.scope.cancel_called:
             return None  # leaving: the connection is being closed on purpose, nothing was lost
         self.link.detach("lost")
-        self.last_error = _describe(connection.error)
+        self.last_error = describe_failure(connection.error)
         was_healthy, self.healthy = self.healthy, False
         if was_healthy:
             self._withdraw()
@@ -211,6 +230,7 @@ class Member:
             self.link.cut_calls()
 
     def _withdraw(self) -> None:
+        self.content.withdraw()
         self._adapter.withdraw_tools(
             self.peer, reason=f"peer {self.peer!r} is unavailable (its connection was lost; reconnecting)"
         )
@@ -226,7 +246,7 @@ class Member:
         if not isinstance(session, mcp.Client) or session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return None
         try:
-            return await stack.enter_async_context(session.listen(tools_list_changed=True))
+            return await stack.enter_async_context(session.listen(tools_list_changed=True, **self._filter))
         except (ListenNotSupportedError, mcp.MCPError) as exc:
             if isinstance(exc, mcp.MCPError) and looks_like_connection_failure(exc):
                 raise
@@ -239,6 +259,8 @@ class Member:
         """Return when the connection is gone."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._follow_changes)
+            settings = self._settings
+            tg.start_soon(self.content.follow, settings.refresh_debounce, settings.connect_timeout)
             if not isinstance(self.spec, InProcessPeer):
                 # A stdio transport reports its end itself, but not a server that hangs; HTTP and
                 # foreign sessions need asking in any case. An in-process server is this process.
@@ -252,8 +274,14 @@ class Member:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, mt.ToolListChangedNotification):
             self.mark_changed()
+        elif self.content.notice(message):
+            pass
         elif isinstance(message, Exception):
             logger.debug("peer %r: transport reported %r", self.peer, message)
+
+    @property
+    def _filter(self) -> dict[str, Any]:
+        return PeerContent.listen_filter(self.link.current.session)
 
     def retry_now(self) -> None:
         """Reconnect without waiting out the current delay (its topic says the peer is back)."""
@@ -272,7 +300,7 @@ class Member:
             try:
                 await self.refresh()
             except Exception as exc:
-                logger.warning("peer %r: could not re-list its tools: %s", self.peer, _describe(exc))
+                logger.warning("peer %r: could not re-list its tools: %s", self.peer, describe_failure(exc))
 
     async def _listen(self, connection: Connection, subscription: Subscription) -> None:
         """Follow the listen stream; when it ends, have the connection checked and listen again."""
@@ -286,8 +314,9 @@ class Member:
             await anyio.sleep(delay)
             delay = min(delay * 2, 30.0)
             try:
-                async with client.listen(tools_list_changed=True) as subscription:
+                async with client.listen(tools_list_changed=True, **self._filter) as subscription:
                     self.mark_changed()  # what changed while no stream was open went unseen
+                    self.content.mark_changed()
                     delay = 1.0
                     await self._follow(subscription)
             except (ListenNotSupportedError, mcp.MCPError, SubscriptionLost, TimeoutError) as exc:
@@ -295,8 +324,12 @@ class Member:
 
     async def _follow(self, subscription: Subscription) -> None:
         with contextlib.suppress(SubscriptionLost):
-            async for _event in subscription:
-                self.mark_changed()
+            async for event in subscription:
+                # A SessionPeer's notifications go to its owner's handler: the stream is all we see.
+                if isinstance(event, ToolsListChanged):
+                    self.mark_changed()
+                else:
+                    self.content.mark_changed()
 
     async def _check(self, connection: Connection) -> None:
         """Probe the connection when a request failed oddly or timed out, and every `health_interval` s.
@@ -350,31 +383,3 @@ class Member:
                     )
                 )
             return changed
-
-
-def _cancelled_with_errors(group: BaseExceptionGroup[BaseException]) -> bool:
-    cancelled, rest = group.split(anyio.get_cancelled_exc_class())
-    return cancelled is not None and rest is not None
-
-
-def _describe(exc: BaseException | None) -> str:
-    if exc is None:
-        return "the connection closed"
-    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        return _describe(exc.exceptions[0])
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _join_error(peer: str, spec: PeerSpec, exc: Exception) -> PeerUnavailableError:
-    if isinstance(exc, PeerUnavailableError):
-        return exc
-    where = spec.describe()
-    hint = ""
-    if isinstance(spec, StdioPeer):
-        hint = "; check that the command exists and starts an MCP server on stdio"
-    elif isinstance(spec, HttpPeer | SsePeer):
-        hint = "; check that the server is running and the URL is its MCP endpoint"
-    return PeerUnavailableError(
-        f"could not connect to peer {peer!r} ({where}): {_describe(exc)}{hint}", peer=peer
-    )

@@ -31,6 +31,7 @@ from mcp.shared.message import SessionMessage
 from .._errors import PeerUnavailableError
 from .._session import ToolSession
 from ._auth_errors import authorization_failure
+from ._callbacks import PeerCallbacks, client_options
 from ._link import note_refused, note_written
 from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, SsePeer, StdioPeer
 
@@ -41,14 +42,19 @@ logger = logging.getLogger("mcpx_router.peers")
 
 @asynccontextmanager
 async def open_session(
-    spec: PeerSpec, *, peer: str, message_handler: MessageHandlerFnT, closed: anyio.Event
+    spec: PeerSpec,
+    *,
+    peer: str,
+    message_handler: MessageHandlerFnT,
+    closed: anyio.Event,
+    callbacks: PeerCallbacks | None = None,
 ) -> AsyncIterator[ToolSession]:
     """Connect to `spec` and complete the handshake; yield the session, close it on exit.
 
     `closed` is set as soon as the transport's stream of messages from the peer ends (a stdio
     server exited, a stream broke), even when no request is waiting for an answer. Stdio, HTTP,
     SSE and topic transports report each message they take to `note_written`.
-    A `SessionPeer`'s session is yielded as it is and left open.
+    A `SessionPeer`'s session is yielded as it is and left open; the others are given `callbacks`.
 
     Raises:
         PeerUnavailableError: A stdio server wrote something that is not JSON-RPC before its
@@ -82,7 +88,8 @@ async def open_session(
         target = _watched(web, closed)
         url, auth = spec.url, spec.auth
         handshake.explain = lambda exc: authorization_failure(peer, url, auth, exc, seen.last_refusal())
-    async with _handshaken(target, spec.mode, handshake, peer, message_handler) as client:
+    options = client_options(callbacks)
+    async with _handshaken(target, spec.mode, handshake, peer, message_handler, options) as client:
         yield client
 
 
@@ -98,12 +105,17 @@ class _Handshake:
 
 @asynccontextmanager
 async def _handshaken(
-    target: Any, mode: Mode, handshake: _Handshake, peer: str, message_handler: MessageHandlerFnT
+    target: Any,
+    mode: Mode,
+    handshake: _Handshake,
+    peer: str,
+    message_handler: MessageHandlerFnT,
+    options: dict[str, Any],
 ) -> AsyncIterator[mcp.Client]:
     async with AsyncExitStack() as stack:
         try:
             client = await stack.enter_async_context(
-                mcp.Client(target, mode=mode, message_handler=message_handler)
+                mcp.Client(target, mode=mode, message_handler=message_handler, **options)
             )
         except Exception as exc:
             explained = handshake.explain(exc)

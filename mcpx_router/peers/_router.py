@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -17,9 +16,12 @@ from .._backoff import Reconnect
 from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError
 from .._naming import check_peer_id
 from ..mcpx._pace import DEFAULT_SEND_RATE
-from ._config import load_config
+from ._callbacks import PeerCallbacks
+from ._content import ContentStore
+from ._content_face import ContentFace
 from ._events import CallProgress, EventHub, EventStream, RouterEvent
 from ._face import AdapterFace
+from ._join_many import JoinMany
 from ._member import Member
 from ._settings import Settings, checked_settings
 from ._specs import PeerSpec, as_peer_spec, with_tool_filter
@@ -49,7 +51,7 @@ class PeerStatus:
     last_error: str | None
 
 
-class Router(AdapterFace):
+class Router(AdapterFace, ContentFace, JoinMany):
     """Connects to MCP peers, keeps them connected, and offers all their tools as one OpenAI tool list.
 
     Each peer is a task in the Router's task group: joining returns once the peer's handshake
@@ -82,6 +84,8 @@ class Router(AdapterFace):
         health_timeout: Seconds a probe may take; a peer that does not answer within it is hung
             and treated as lost (its process is ended and started again).
         on_event: Called with every event, synchronously; see also `events()`.
+        callbacks: What every peer may ask of us (sampling, ...), under a spec's own; see docs/peers.md.
+        resource_tools: Offer resources and prompts as tools too (`peer__read_resource`, ...).
     """
 
     def __init__(
@@ -95,6 +99,8 @@ class Router(AdapterFace):
         health_interval: float | None = 30.0,
         health_timeout: float = 10.0,
         on_event: Callable[[RouterEvent], object] | None = None,
+        callbacks: PeerCallbacks | None = None,
+        resource_tools: bool = False,
     ) -> None:
         self._settings = checked_settings(
             reconnect=reconnect,
@@ -102,7 +108,10 @@ class Router(AdapterFace):
             refresh_debounce=refresh_debounce,
             health_interval=health_interval,
             health_timeout=health_timeout,
+            callbacks=callbacks,
+            resource_tools=resource_tools,
         )
+        self._content = ContentStore()
         self._hub = EventHub(on_event)
         self._owns_adapter = adapter is None
         self._adapter = adapter if adapter is not None else OpenAIPeerToolAdapter(call_timeout=call_timeout)
@@ -195,7 +204,13 @@ class Router(AdapterFace):
                 peer=peer_id,
             )
         member = Member(
-            peer_id, spec, adapter=self._adapter, hub=self._hub, settings=settings, forget=self._forget
+            peer_id,
+            spec,
+            adapter=self._adapter,
+            hub=self._hub,
+            settings=settings,
+            forget=self._forget,
+            content=self._content,
         )
         self._members[peer_id] = member
         try:
@@ -204,38 +219,6 @@ class Router(AdapterFace):
             self._forget(member)
             raise
         return names
-
-    async def join_all(self, peers: Mapping[str, PeerSpec | object]) -> dict[str, tuple[str, ...]]:
-        """Join several peers concurrently; return the public names of each.
-
-        All or nothing: if one cannot join, those that did leave again and its error is raised.
-        """
-        for peer_id, peer in peers.items():
-            as_peer_spec(peer)  # fail on a bad spec before connecting anything
-            if peer_id in self._members:
-                raise DuplicatePeerError(f"a peer named {peer_id!r} is already registered", peer=peer_id)
-        joined: dict[str, tuple[str, ...]] = {}
-        failures: list[BaseException] = []
-
-        async def one(peer_id: str, peer: object) -> None:
-            try:
-                joined[peer_id] = await self.join(peer_id, peer)
-            except Exception as exc:
-                failures.append(exc)
-
-        async with anyio.create_task_group() as tg:
-            for peer_id, peer in peers.items():
-                tg.start_soon(one, peer_id, peer)
-        if failures:
-            with anyio.CancelScope(shield=True):
-                for peer_id in joined:
-                    await self.leave(peer_id)
-            raise failures[0]
-        return {peer_id: joined[peer_id] for peer_id in peers}
-
-    async def join_config(self, path: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
-        """Join every enabled server of an `mcpServers` JSON file (see `load_config`), all or nothing."""
-        return await self.join_all(load_config(path))
 
     async def join_topic(
         self,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._backoff import Reconnect
+from .._errors import UsageError
+from ._callbacks import PeerCallbacks, check_callbacks
 
 __all__ = ["Settings", "checked_settings"]
 
@@ -16,6 +18,15 @@ class Settings:
     refresh_debounce: float
     health_interval: float | None
     health_timeout: float = 10.0
+    callbacks: PeerCallbacks | None = None
+    """The Router's callbacks, under each peer's own (`merge_callbacks`)."""
+    resource_tools: bool = False
+    """Offer each peer's resources and prompts to the model as tools too."""
+
+    def __post_init__(self) -> None:
+        check_callbacks(self.callbacks, "callbacks")
+        if not isinstance(self.resource_tools, bool):
+            raise UsageError(f"resource_tools must be True or False, not {self.resource_tools!r}")
 
 
 def checked_settings(
@@ -25,6 +36,8 @@ def checked_settings(
     refresh_debounce: float,
     health_interval: float | None,
     health_timeout: float,
+    callbacks: PeerCallbacks | None = None,
+    resource_tools: bool = False,
 ) -> Settings:
     """The Router's settings from its arguments; ValueError names the first one out of range."""
     if not connect_timeout > 0:
@@ -41,4 +54,6 @@ def checked_settings(
         refresh_debounce=refresh_debounce,
         health_interval=health_interval,
         health_timeout=health_timeout,
+        callbacks=callbacks,
+        resource_tools=resource_tools,
     )

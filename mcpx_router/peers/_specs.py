@@ -15,6 +15,7 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
 from .._session import ToolSession
+from ._callbacks import PeerCallbacks, check_callbacks
 
 if TYPE_CHECKING:
     import httpx2
@@ -55,9 +56,15 @@ class _Options:
     max_concurrency: int | None = None
     """At most this many calls run on this peer at once (None: no limit)."""
 
+    # -- what the peer may ask of us (docs/peers.md, "Resources, prompts and callbacks") --
+    callbacks: PeerCallbacks | None = None
+    """Sampling, elicitation, roots and logging callbacks for this peer; each one it sets
+    overrides the Router's `callbacks` (not used for a `SessionPeer`, whose owner opened it)."""
+
     def __post_init__(self) -> None:
         _check_tool_options(self)
         _check_timeout("call_timeout", self.call_timeout)
+        check_callbacks(self.callbacks, "callbacks")
         for tool, limit in self.tool_timeouts.items():
             _check_timeout(f"tool_timeouts[{tool!r}]", limit)
         if self.max_concurrency is not None and (

@@ -9,7 +9,9 @@ It exits when its stdin closes, so it cannot outlive the test process that start
 Tools: ``echo(text)``, ``header(name)``, ``pid()``, ``slow(seconds)`` (with progress; a
 cancellation is appended to the log file as ``cancelled slow``), and ``add_tool(name)``, which
 adds an echoing tool and announces it: on `subscriptions/listen` streams (2026-07-28) and as a legacy
-``notifications/tools/list_changed``.
+``notifications/tools/list_changed``. ``ask(question)`` samples the client's model and
+``roots()`` lists the client's roots (server-to-client requests before 2026-07-28, an
+`InputRequiredResult` at 2026-07-28). Resource ``peer://pid`` (the process id), prompt ``hello(name)``.
 """
 
 from __future__ import annotations
@@ -18,10 +20,22 @@ import argparse
 import os
 import sys
 import threading
+from typing import Annotated
 
 import anyio
+import mcp_types as mt
 import uvicorn
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, MCPServer, Resolve
+from mcp.server.mcpserver.resolve import ListRoots, Sample
+
+
+def _sample(question: str) -> Sample:
+    message = mt.SamplingMessage(role="user", content=mt.TextContent(type="text", text=question))
+    return Sample([message], max_tokens=50, system_prompt="Answer in one word.")
+
+
+def _roots() -> ListRoots:
+    return ListRoots()
 
 
 def build(log: str | None) -> MCPServer:
@@ -69,6 +83,25 @@ def build(log: str | None) -> MCPServer:
         else:
             await ctx.session.send_tool_list_changed()
         return "added"
+
+    @server.tool()
+    def ask(question: str, answer: Annotated[mt.CreateMessageResult, Resolve(_sample)]) -> str:
+        """Ask the client's model a question (sampling, as the protocol version allows)."""
+        content = answer.content
+        return content.text if isinstance(content, mt.TextContent) else f"[{content.type}]"
+
+    @server.tool()
+    def roots(listed: Annotated[mt.ListRootsResult, Resolve(_roots)]) -> str:
+        """The client's roots, one a line."""
+        return "\n".join(str(root.uri) for root in listed.roots)
+
+    @server.resource("peer://pid", name="pid", description="The server's process id.")
+    def pid_resource() -> str:
+        return str(os.getpid())
+
+    @server.prompt(description="Say hello.")
+    def hello(name: str) -> str:
+        return f"Hello {name}!"
 
     return server
 
