@@ -17,10 +17,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
-from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -29,6 +28,9 @@ from mcp.shared.auth import (
 )
 
 from ._token_file import FileTokenStore, expires_at, with_expires_in
+
+if TYPE_CHECKING:  # the SDK's OAuth client loads with the first provider made
+    from mcp.client.auth import OAuthClientProvider, TokenStorage
 
 __all__ = [
     "DEFAULT_CALLBACK_PORT",
@@ -150,7 +152,9 @@ def oauth_provider(
     storage: TokenStorage = store if store is not None else MemoryTokenStore()
     if client_id is not None:
         storage = _Preregistered(storage, metadata, client_id, client_secret)
-    return _OAuthProvider(
+    from ._oauth import OAuthProvider
+
+    return OAuthProvider(
         server_url,
         metadata,
         storage,
@@ -175,22 +179,6 @@ def token_file(auth: OAuthClientProvider) -> Path | None:
     if isinstance(storage, _Preregistered):
         storage = storage.inner
     return storage.path if isinstance(storage, FileTokenStore) else None
-
-
-class _OAuthProvider(OAuthClientProvider):
-    """The SDK's provider, which also knows when a token loaded from the store expires.
-
-    The SDK keeps an expiry time only for tokens it obtained in this process; a stored token
-    would be sent until the server refuses it, and a refusal starts a new authorization instead
-    of a refresh. Stores here hand back `expires_in` as the seconds left, which is turned back
-    into the expiry time on loading, so an expired stored token is refreshed first.
-    """
-
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        tokens = self.context.current_tokens
-        if tokens is not None and tokens.expires_in is not None:
-            self.context.update_token_expiry(tokens)
 
 
 class _Preregistered:

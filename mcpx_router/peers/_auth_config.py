@@ -17,12 +17,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
-from mcp.client.auth import TokenStorage
 
 from .._errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcp.client.auth import TokenStorage
+
 from ._auth import DEFAULT_CALLBACK_PORT, BearerAuth, FileTokenStore, MemoryTokenStore, oauth_provider
 
 __all__ = ["auth_from_config", "default_token_store"]

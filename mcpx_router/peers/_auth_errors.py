@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import httpx2
-from mcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 
 from .._errors import ConfigError, PeerUnavailableError
 from ._auth import AuthorizationRequired, BearerAuth
@@ -31,6 +30,8 @@ def authorization_failure(
     `refusal` is the last 401 or 403 the peer's endpoint answered (None if its last answer was
     not one).
     """
+    from mcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+
     causes = list(_leaves(exc))
     for cause in causes:
         if isinstance(cause, AuthorizationRequired):
