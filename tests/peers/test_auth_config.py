@@ -4,6 +4,7 @@ says, and any other value is a ConfigError naming the server, never another exce
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,9 @@ def spec_of(entry: dict[str, Any], base_dir: Path | None = None) -> HttpPeer:
 @PROPERTY
 @given(token=printable, typed=st.booleans())
 def test_a_bearer_entry_sends_its_token(token: str, typed: bool) -> None:
-    auth = {"type": "bearer", "token": token} if typed else {"token": token}
+    # Values are expanded like every other config value: a `$` run before `{` is written doubled.
+    written = re.sub(r"(\$+)(?=\{)", lambda run: run.group(1) * 2, token)
+    auth = {"type": "bearer", "token": written} if typed else {"token": written}
     spec = spec_of({"auth": auth})
     assert isinstance(spec.auth, BearerAuth) and repr(spec.auth) == "BearerAuth(token='…')"
     request = httpx2.Request("GET", URL)
