@@ -39,7 +39,9 @@ def config(tmp_path: Path) -> Path:
     return file
 
 
-def test_tools_lists_signatures_in_the_configs_order(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tools_lists_signatures_in_the_configs_order(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["tools", "--config", str(config)]) == 0
     lines = capsys.readouterr().out.splitlines()
     builtin = ("echo", "pid", "sleep", "add_tool", "remove_tool")
@@ -53,7 +55,7 @@ def test_signatures_show_types_optional_parameters_and_defaults(capsys: pytest.C
     assert main(["tools", *SERVER]) == 0
     rows = {line.split("(")[0]: line for line in capsys.readouterr().out.splitlines()}
     assert rows["cli_tools__args"].startswith(
-        'cli_tools__args(name: str, count?: int = 1, flag?: bool = false, ratio?: float = 0.5, '
+        "cli_tools__args(name: str, count?: int = 1, flag?: bool = false, ratio?: float = 0.5, "
         'tags?: list[str] | None = null, color?: "red" | "blue" = "red")  Answer the arguments received'
     )
     assert rows["cli_tools__args"].endswith("as JSON.")  # the first line of the description only
@@ -100,13 +102,20 @@ def test_call_types_key_value_arguments_by_the_schema(capsys: pytest.CaptureFixt
     argv = ["call", "cli_tools__args", "name=3", "count=3", "flag=yes", "tags=a,b", "color=blue", "ratio=2"]
     assert main([*argv, *SERVER]) == 0
     received = json.loads(capsys.readouterr().out)
-    assert received == {"name": "3", "count": 3, "flag": True, "tags": ["a", "b"], "color": "blue", "ratio": 2}
+    assert received == {
+        "name": "3",
+        "count": 3,
+        "flag": True,
+        "tags": ["a", "b"],
+        "color": "blue",
+        "ratio": 2,
+    }
 
 
 def test_call_takes_json_too(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["call", "cli_tools__args", '{"name": "x", "count": 2}', "flag=true", *SERVER]) == 0
     assert json.loads(capsys.readouterr().out)["count"] == 2
-    assert main(["call", "cli_tools__args", "name:=\"a=b\"", "tags:=[\"a,b\"]", *SERVER]) == 0
+    assert main(["call", "cli_tools__args", 'name:="a=b"', 'tags:=["a,b"]', *SERVER]) == 0
     received = json.loads(capsys.readouterr().out)
     assert (received["name"], received["tags"]) == ("a=b", ["a,b"])
 
@@ -136,7 +145,10 @@ def test_call_json_is_the_raw_result(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_call_errors_are_written_for_a_person(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["call", "small__echoo", "--config", str(config)]) == 1
-    assert capsys.readouterr().err == 'mcpx-router: there is no tool named "small__echoo"; did you mean small__echo?\n'
+    assert (
+        capsys.readouterr().err
+        == 'mcpx-router: there is no tool named "small__echoo"; did you mean small__echo?\n'
+    )
     assert main(["call", "small__sleep", '{"seconds": 5}', "--timeout", "0.2", "--config", str(config)]) == 1
     assert "mcpx-router: small__sleep did not answer within 0.2 s" in capsys.readouterr().err
     assert main(["call", "small__echo", "{text}", "--config", str(config)]) == 2
@@ -158,4 +170,6 @@ def test_call_says_what_the_arguments_lack(capsys: pytest.CaptureFixture[str]) -
     )
     assert main(["call", "cli_tools__refuse", "reason=no", *SERVER]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("mcpx-router: cli_tools__refuse answered with an error: Error executing tool refuse")
+    assert err.startswith(
+        "mcpx-router: cli_tools__refuse answered with an error: Error executing tool refuse"
+    )
