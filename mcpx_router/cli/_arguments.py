@@ -4,7 +4,7 @@
 
 - `key=value`: typed by the parameter's schema. A string parameter takes the text as it is
   (`name=3` is `"3"`); `integer` and `number` take a JSON number; `boolean` takes
-  true/false/yes/no/on/off/1/0; `null` takes `null` or nothing; `array` takes JSON (`[1, 2]`) or
+  true/false/yes/no/on/off; `null` takes `null` or nothing; `array` takes JSON (`[1, 2]`) or
   comma-separated items, each typed by `items` (`tags=a,b`, `ids=1,2`; empty: `[]`); `object`
   takes JSON. An enum takes one of its values; a union takes the text as it is if any branch may
   be a string, else the first branch that accepts it. A parameter the schema does not describe
@@ -29,8 +29,8 @@ __all__ = ["RawArguments", "split_arguments", "typed_arguments"]
 
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_TRUE = frozenset({"true", "yes", "on", "1"})
-_FALSE = frozenset({"false", "no", "off", "0"})
+_TRUE = frozenset({"true", "yes", "on"})
+_FALSE = frozenset({"false", "no", "off"})
 _ORDER = ("integer", "number", "boolean", "null", "array", "object")
 """The order in which the types of a union that takes no string are tried."""
 _DEPTH = 8

@@ -163,7 +163,10 @@ def result_json(result: mt.CallToolResult | None, why: str) -> dict[str, Any]:
     """The `call --json` document: the result as MCP has it, or an error result saying `why`."""
     if result is None:
         return {"content": [{"type": "text", "text": why}], "isError": True}
-    dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    try:
+        dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    except ValueError:  # text pydantic cannot encode (a lone surrogate): JSON escapes it instead
+        dumped = result.model_dump(mode="python", by_alias=True, exclude_none=True)
     dumped.setdefault("isError", bool(result.is_error))
     return dumped
 
@@ -171,9 +174,11 @@ def result_json(result: mt.CallToolResult | None, why: str) -> dict[str, Any]:
 def dump_json(value: Any, *, indent: int | None = 2, ascii_only: bool = False) -> str:
     """JSON text of `value` that any JSON parser reads (see the module docstring)."""
     try:
-        return json.dumps(value, indent=indent, ensure_ascii=ascii_only, allow_nan=False)
+        return json.dumps(value, indent=indent, ensure_ascii=ascii_only, allow_nan=False, default=str)
     except ValueError:
-        return json.dumps(_finite(value), indent=indent, ensure_ascii=ascii_only, allow_nan=False)
+        return json.dumps(
+            _finite(value), indent=indent, ensure_ascii=ascii_only, allow_nan=False, default=str
+        )
 
 
 def _finite(value: Any) -> Any:
