@@ -47,7 +47,7 @@ def candidates(cwd: Path, home: Path, platform: str, env: Mapping[str, str]) -> 
         desktop = Path(env.get("APPDATA") or home / "AppData" / "Roaming") / "Claude"
     else:
         desktop = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "Claude"
-    return [
+    places = [
         Candidate(cwd / "mcp.json", "mcp.json"),
         Candidate(cwd / ".mcp.json", "Claude Code, project"),
         Candidate(cwd / ".vscode" / "mcp.json", "VS Code, workspace"),
@@ -58,6 +58,10 @@ def candidates(cwd: Path, home: Path, platform: str, env: Mapping[str, str]) -> 
         Candidate(home / ".codeium" / "windsurf" / "mcp_config.json", "Windsurf"),
         Candidate(home / ".gemini" / "settings.json", "Gemini CLI", shared=True),
     ]
+    unique: dict[Path, Candidate] = {}
+    for place in places:  # the working directory may be the home directory
+        unique.setdefault(place.path, place)
+    return list(unique.values())
 
 
 def discover(places: list[Candidate]) -> Candidate | None:

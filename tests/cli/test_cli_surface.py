@@ -254,3 +254,8 @@ def test_the_status_line_shows_on_a_terminal_only() -> None:
     )
     assert piped.returncode == 0
     assert "\x1b" not in piped.stderr and "\r" not in piped.stderr and "connecting" not in piped.stderr
+
+
+def test_each_place_is_looked_at_once_when_the_working_directory_is_home(tmp_path: Path) -> None:
+    places = [place.path for place in candidates(tmp_path, tmp_path, "linux", {})]
+    assert len(places) == len(set(places)) == 8
