@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from .._console import INTERRUPTED, CommandParser, add_connect_timeout, add_verbose, console_logging, fail
+from ._list_servers import add_servers_command
 from ._peer_commands import EXIT_STATUS, add_peer_commands
 from ._sources import add_source_options
 
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_verbose(chat)
     chat.set_defaults(run=_run_chat)
     add_peer_commands(commands)
+    add_servers_command(commands)
     # MCPx commands parse their own arguments (see `main`); listed here for --help.
     commands.add_parser(
         "gateway", help="run an MCPx v0 gateway (see mcpx-router gateway --help)", add_help=False

@@ -13,6 +13,7 @@ import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from fnmatch import fnmatchcase
 from typing import Any
 
 from .._adapter import OpenAIPeerToolAdapter
@@ -61,6 +62,12 @@ def add_peer_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "`name(required: type, optional?: type = default)`. Servers that cannot be reached are said on "
         "standard error; the others are still listed.",
         epilog=EXIT_STATUS,
+    )
+    tools.add_argument(
+        "patterns",
+        nargs="*",
+        metavar="PATTERN",
+        help="list only the tools whose public names match one of these shell patterns, e.g. 'time__*'",
     )
     tools.add_argument(
         "--json", action="store_true", help="print one JSON document of the tools and the peers' state"
@@ -168,8 +175,8 @@ async def _tools(peers: Mapping[str, PeerSpec], args: argparse.Namespace) -> int
             failed = await join_peers(router, peers, status)
         # Peers join concurrently; list them in the config's order.
         tools = [tool for peer in peers for tool in router.adapter.tools_of(peer)]
-        await _print_tools(router, tools, failed, args, order=list(peers))
-    return 1 if failed else 0
+        code = await _print_tools(router, tools, failed, args, order=list(peers))
+    return 1 if failed else code
 
 
 async def _print_tools(
@@ -181,6 +188,10 @@ async def _print_tools(
 ) -> int:
     ids = [peer for peer in order if peer in router.peers] or router.peers
     joined = {peer: len(router.adapter.tools_of(peer)) for peer in ids}
+    if args.patterns:
+        tools = [tool for tool in tools if any(fnmatchcase(tool.name, p) for p in args.patterns)]
+        if not tools:
+            return fail(f"no tool matches {' or '.join(map(repr, args.patterns))}", 1)
     if args.openai:
         getter = {
             "chat": router.get_openai_tools,
@@ -196,7 +207,8 @@ async def _print_tools(
         for row in tools_table(tools, terminal_width(sys.stdout), schemas=args.schema):
             write(sys.stdout, row)
         peers = f"{len(joined)} peer{'' if len(joined) == 1 else 's'}"
-        write(sys.stdout, f"{len(tools)} tools from {peers}: {', '.join(joined) or 'none'}")
+        of = f" of {sum(joined.values())}" if args.patterns else ""
+        write(sys.stdout, f"{len(tools)}{of} tools from {peers}: {', '.join(joined) or 'none'}")
     return 0
 
 

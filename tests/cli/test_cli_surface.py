@@ -259,3 +259,30 @@ def test_the_status_line_shows_on_a_terminal_only() -> None:
 def test_each_place_is_looked_at_once_when_the_working_directory_is_home(tmp_path: Path) -> None:
     places = [place.path for place in candidates(tmp_path, tmp_path, "linux", {})]
     assert len(places) == len(set(places)) == 8
+
+
+def test_servers_shows_the_configs_found(elsewhere: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["servers"]) == 1
+    assert capsys.readouterr().err.startswith("mcpx-router: no MCP config found; looked for ")
+    project = elsewhere / "work" / ".mcp.json"
+    project.write_text(json.dumps({"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
+    cursor = elsewhere / "home" / ".cursor" / "mcp.json"
+    cursor.parent.mkdir()
+    cursor.write_text("{not json")
+    assert main(["servers"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{project} (Claude Code, project)  (used when no --config is given)",
+        "  time  uvx mcp-server-time",
+        f"{cursor} (Cursor, user)",
+        f"  cannot be used: the peer config '{cursor}' is not valid JSON: "
+        "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+    ]
+    assert main(["servers", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed[0] == {
+        "path": str(project),
+        "host": "Claude Code, project",
+        "default": True,
+        "servers": {"time": "uvx mcp-server-time"},
+    }
+    assert listed[1]["default"] is False and "not valid JSON" in listed[1]["error"]

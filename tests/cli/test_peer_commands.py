@@ -173,3 +173,17 @@ def test_call_says_what_the_arguments_lack(capsys: pytest.CaptureFixture[str]) -
     assert err.startswith(
         "mcpx-router: cli_tools__refuse answered with an error: Error executing tool refuse"
     )
+
+
+def test_tools_matching_patterns(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", "paged__t*", "*__pid", "--config", str(config)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("(")[0] for line in lines[:-1]] == [
+        "small__pid",
+        "paged__pid",
+        "paged__t0",
+        "paged__t1",
+    ]
+    assert lines[-1] == "4 of 12 tools from 2 peers: small, paged"
+    assert main(["tools", "nothing*", "--config", str(config)]) == 1
+    assert capsys.readouterr().err == "mcpx-router: no tool matches 'nothing*'\n"
