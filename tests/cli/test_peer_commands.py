@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import json
 import shlex
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mcpx_router.cli import main
 
-from ..support.router_support import tiny
+from ..support.router_support import HTTP_SERVER, free_port, tiny
 
 TOOLS_SERVER = Path(__file__).parent.parent / "support" / "cli_tools_server.py"
 SERVER = ["--command", shlex.join([sys.executable, str(TOOLS_SERVER)])]
@@ -187,3 +191,30 @@ def test_tools_matching_patterns(config: Path, capsys: pytest.CaptureFixture[str
     assert lines[-1] == "4 of 12 tools from 2 peers: small, paged"
     assert main(["tools", "nothing*", "--config", str(config)]) == 1
     assert capsys.readouterr().err == "mcpx-router: no tool matches 'nothing*'\n"
+
+
+@pytest.fixture
+def http_url() -> Iterator[str]:
+    """tests/support/http_peer_server.py on a free port of 127.0.0.1."""
+    port = free_port()
+    with subprocess.Popen([sys.executable, str(HTTP_SERVER), str(port)], stdin=subprocess.PIPE) as server:
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert server.poll() is None and time.monotonic() < deadline, "the server did not start"
+                    time.sleep(0.05)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            server.kill()
+
+
+def test_a_server_by_url_with_headers(http_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", "--url", http_url]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "5 tools from 1 peer: local"
+    argv = ["call", "web__header", "name=X-Test", "--url", http_url, "--name", "web"]
+    assert main([*argv, "--header", "X-Test: from the shell"]) == 0
+    assert capsys.readouterr().out == "from the shell\n"
