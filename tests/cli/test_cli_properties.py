@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from mcpx_router._catalogue import PublishedTool
 from mcpx_router._errors import UsageError
 from mcpx_router.cli._arguments import coerce, split_arguments, typed_arguments
-from mcpx_router.cli._render import print_json, result_json, result_text, tools_document, write
+from mcpx_router.cli._render import print_json, result_json, result_text, tools_document, tools_table, write
 from mcpx_router.cli._signature import signature, type_text
 
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
@@ -299,3 +299,27 @@ def test_tools_json_is_always_valid_json(
         signature(t.name, t.input_schema) for t in tools
     ]
     assert len(document["peers"]) == 1 + len(failed)
+
+
+def _tool(name: str, schema: dict[str, Any], description: str) -> PublishedTool:
+    return PublishedTool(
+        name=name,
+        peer="p",
+        tool=name,
+        description=description,
+        parameters={},
+        input_schema=schema,
+        origin=(description, None),
+    )
+
+
+def test_the_table_fits_a_terminal_and_keeps_every_tool_on_one_line_in_a_pipe() -> None:
+    short = _tool("p__a", {"properties": {"x": {"type": "integer"}}, "required": ["x"]}, "Short.\nMore.")
+    params = {f"parameter_{i}": {"type": "string"} for i in range(6)}
+    long = _tool("p__long", {"properties": params}, "A description " * 20)
+    rows = tools_table([short, long], 80)
+    assert rows[0] == f"{'p__a(x: int)':<40}  Short."  # the first column takes at most half the width
+    assert rows[1].startswith("p__long(parameter_0?: str, ") and len(rows) == 3
+    assert rows[2].startswith(" " * 42 + "A description") and rows[2].endswith("…") and len(rows[2]) <= 80
+    piped = tools_table([short, long], None)
+    assert len(piped) == 2 and piped[1].endswith("A description")  # uncut, one line per tool
