@@ -91,7 +91,7 @@ def peers_from(args: argparse.Namespace, places: list[Candidate] | None = None) 
             raise UsageError("--command needs a command line, e.g. 'uvx mcp-server-time'")
         given.append((command_id(argv), StdioPeer(argv[0], argv[1:], env=env or None)))
     for url in args.url:
-        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+        if not _web_url(url):
             raise UsageError(f"--url must be an http:// or https:// URL, not {url!r}")
         given.append((url_id(url), HttpPeer(url, headers=headers or None)))
     if args.name is not None:
@@ -119,6 +119,14 @@ def peers_from(args: argparse.Namespace, places: list[Candidate] | None = None) 
             unique = f"{peer_id}-{n}"
         peers[unique] = spec
     return peers
+
+
+def _web_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        return False
 
 
 def _pair(item: str, sep: str, option: str, form: str) -> tuple[str, str]:
@@ -163,8 +171,10 @@ def _server_name(word: str) -> str:
 
 def url_id(url: str) -> str:
     """A peer id for a server's URL: its host's name (`mcp.deepwiki.com` → `deepwiki`)."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return "server"
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import unicodedata
 from typing import Any
 
@@ -22,9 +23,11 @@ from hypothesis import strategies as st
 
 from mcpx_router._catalogue import PublishedTool
 from mcpx_router._errors import UsageError
+from mcpx_router._naming import check_peer_id
 from mcpx_router.cli._arguments import coerce, split_arguments, typed_arguments
 from mcpx_router.cli._render import print_json, result_json, result_text, tools_document, tools_table, write
 from mcpx_router.cli._signature import signature, type_text
+from mcpx_router.cli._sources import command_id, url_id
 
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
 """Any text, lone surrogates and control characters included."""
@@ -323,3 +326,13 @@ def test_the_table_fits_a_terminal_and_keeps_every_tool_on_one_line_in_a_pipe() 
     assert rows[2].startswith(" " * 42 + "A description") and rows[2].endswith("…") and len(rows[2]) <= 80
     piped = tools_table([short, long], None)
     assert len(piped) == 2 and piped[1].endswith("A description")  # uncut, one line per tool
+
+
+@settings(max_examples=300, deadline=None)
+@given(argv=st.lists(ANY_TEXT, max_size=5), host=ANY_TEXT, path=ANY_TEXT)
+def test_a_peer_id_derived_from_any_command_or_url_is_a_legal_short_name(
+    argv: list[str], host: str, path: str
+) -> None:
+    for peer in (command_id(argv), url_id(f"https://{host}/{path}"), url_id(host)):
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", peer) or peer == "server", peer
+        check_peer_id(peer)

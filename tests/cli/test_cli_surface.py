@@ -149,8 +149,11 @@ def test_servers_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> No
     assert capsys.readouterr().out == "hi\n"
     assert main(["tools", "--command", command, "--command", command, "--name", "x"]) == 2
     assert "--name names the one server" in capsys.readouterr().err
-    assert main(["tools", "--url", "ftp://x"]) == 2
-    assert "mcpx-router: --url must be an http:// or https:// URL" in capsys.readouterr().err
+    for url in ("ftp://x", "http://[", "https://"):
+        assert main(["tools", "--url", url]) == 2
+        assert (
+            capsys.readouterr().err == f"mcpx-router: --url must be an http:// or https:// URL, not {url!r}\n"
+        )
 
 
 @pytest.fixture
