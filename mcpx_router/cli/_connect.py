@@ -74,6 +74,11 @@ class Status:
         self._frame += 1
         self._drawn = True
 
+    def idle(self) -> None:
+        """Erase the status line: the command waits for nothing now."""
+        self.text = ""
+        self.clear()
+
     def clear(self) -> None:
         if self._drawn:
             self.stream.write("\r\x1b[K")

@@ -295,8 +295,7 @@ async def _answer(
         return fail(f"{tool.name}: {'; '.join(problems)}: {signature(tool.name, tool.input_schema)}", USAGE)
     status.set(f"calling {tool.name}")
     outcome = await router.call(tool.name, arguments, call_timeout=args.timeout)
-    status.clear()
-    status.text = ""
+    status.idle()
     why = outcome.text.removeprefix("Error: ")
     if args.json:
         print_json(sys.stdout, result_json(outcome.result, why))
@@ -364,8 +363,7 @@ def _run_in_topic(args: argparse.Namespace, body: Callable[[Router, Status], Awa
                     )
                 except RouterError as exc:
                     return fail(str(exc), 1)
-                status.clear()
-                status.text = ""
+                status.idle()
                 for participant, reason in topic.skipped.items():
                     status.say(f"participant {participant!r} skipped: {reason}")
                 progress.status = status
