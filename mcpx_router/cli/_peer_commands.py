@@ -13,6 +13,7 @@ import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from difflib import get_close_matches
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -284,6 +285,9 @@ async def _answer(
         arguments = typed_arguments(raw, tool.input_schema)
     except UsageError as exc:
         return fail(f"{exc}; {signature(tool.name, tool.input_schema)}", USAGE)
+    unknown = _unknown_parameters(tool.input_schema, arguments)
+    if unknown:
+        return fail(f"{tool.name} {unknown}: {signature(tool.name, tool.input_schema)}", USAGE)
     required = tool.input_schema.get("required")
     needed = required if isinstance(required, list) else []
     missing = [key for key in needed if isinstance(key, str) and key not in arguments]
@@ -307,6 +311,20 @@ async def _answer(
     else:
         status.say(why)
     return 1 if outcome.is_error else 0
+
+
+def _unknown_parameters(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
+    """What is wrong with argument names a schema that takes no others does not have, if any."""
+    properties = schema.get("properties")
+    if schema.get("additionalProperties") is not False or not isinstance(properties, Mapping):
+        return None
+    names = [str(key) for key in properties]
+    for key in arguments:
+        if key not in properties:
+            close = get_close_matches(key, names, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            return f"has no parameter {json.dumps(key, ensure_ascii=False)}{hint}"
+    return None
 
 
 def _problems(tool: PublishedTool, arguments: dict[str, Any]) -> list[str]:

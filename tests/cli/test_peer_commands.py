@@ -218,3 +218,14 @@ def test_a_server_by_url_with_headers(http_url: str, capsys: pytest.CaptureFixtu
     argv = ["call", "web__header", "name=X-Test", "--url", http_url, "--name", "web"]
     assert main([*argv, "--header", "X-Test: from the shell"]) == 0
     assert capsys.readouterr().out == "from the shell\n"
+
+
+def test_a_parameter_the_tool_does_not_take(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["call", "cli_tools__point", "x=1", "y=2", *SERVER]) == 0
+    assert capsys.readouterr().out == "(1, 2)\n"
+    assert main(["call", "cli_tools__point", "x=1", "yy=2", *SERVER]) == 2
+    assert capsys.readouterr().err == (
+        'mcpx-router: cli_tools__point has no parameter "yy"; did you mean y?: '
+        "cli_tools__point(x: int, y: int)\n"
+    )
+    assert main(["call", "cli_tools__args", "name=a", "extra=1", *SERVER]) == 0  # its schema takes others

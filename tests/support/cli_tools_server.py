@@ -4,7 +4,8 @@
 
 Tools: ``args(name, count=1, flag=False, ratio=0.5, tags=None, color="red")`` answers the JSON of
 what it received; ``add(a, b)`` a structured int; ``steps(n)`` reports n progress notifications;
-``picture()`` a tiny PNG; ``refuse(reason)`` fails with the reason.
+``picture()`` a tiny PNG; ``refuse(reason)`` fails with the reason; ``point(x, y)`` has a schema
+with ``"additionalProperties": false``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,14 @@ def build() -> MCPServer:
         """Fail with the reason."""
         raise ValueError(reason)
 
+    @server.tool()
+    def point(x: int, y: int) -> str:
+        """A point; its schema takes no other parameters."""
+        return f"({x}, {y})"
+
+    tool = server._tool_manager.get_tool("point")
+    assert tool is not None
+    tool.parameters["additionalProperties"] = False
     return server
 
 
