@@ -336,3 +336,15 @@ def test_a_peer_id_derived_from_any_command_or_url_is_a_legal_short_name(
     for peer in (command_id(argv), url_id(f"https://{host}/{path}"), url_id(host)):
         assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", peer) or peer == "server", peer
         check_peer_id(peer)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tools=TOOLS, width=st.integers(min_value=40, max_value=200))
+def test_on_a_terminal_every_description_fits_its_width(tools: list[PublishedTool], width: int) -> None:
+    rows = tools_table(tools, width)
+    signatures = {signature(tool.name, tool.input_schema) for tool in tools}
+    for row in rows:
+        assert len(row.splitlines()) == 1
+        assert row in signatures or len(row) <= width  # a signature alone may be wider, nothing else
+    piped = tools_table(tools, None)
+    assert len(piped) == len(tools)
