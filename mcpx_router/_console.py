@@ -1,4 +1,7 @@
-"""What every `mcpx-router` command shares: its options, its log output and how Ctrl-C stops it.
+"""What every `mcpx-router` command shares: its parser, options, messages, log output and how Ctrl-C stops it.
+
+- Every message for a person starts with `mcpx-router: ` and goes to standard error, argparse's
+  usage errors included (`CommandParser`); help texts show each option's default.
 
 - `-v/--verbose`: by default only mcpx_router's own warnings reach standard error, one line
   each; the records of the libraries underneath (the `mcp` SDK reports every line a server
@@ -18,20 +21,69 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, NoReturn
 
 import anyio
 
 __all__ = [
+    "PREFIX",
+    "CommandParser",
+    "DefaultsFormatter",
     "add_connect_timeout",
     "add_verbose",
     "console_logging",
+    "fail",
     "run_command",
+    "say",
     "until_signalled",
 ]
 
 INTERRUPTED = 128 + signal.SIGINT
 """The exit status of a command stopped by Ctrl-C."""
 _OURS = "mcpx_router"
+PREFIX = "mcpx-router: "
+"""What every message of the command to a person starts with."""
+USAGE = 2
+"""The exit status of a command given unusable options or arguments."""
+
+
+def say(message: str) -> None:
+    """Tell the person at the terminal something, on standard error: `mcpx-router: message`."""
+    sys.stderr.write(f"{PREFIX}{message}\n")
+    sys.stderr.flush()
+
+
+def fail(message: str, status: int) -> int:
+    """`say(message)` and return `status`, the command's exit status."""
+    say(message)
+    return status
+
+
+class DefaultsFormatter(argparse.HelpFormatter):
+    """Help that ends each option's text with its default, when it has one worth saying."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default in (None, False, argparse.SUPPRESS, [], "")
+            or (not action.option_strings and action.nargs not in ("?", "*"))
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors read `mcpx-router: ...` like every other error."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        say(f"{message} (see '{self.prog} --help')")
+        sys.exit(USAGE)
 
 
 def add_verbose(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +104,7 @@ def add_connect_timeout(parser: argparse.ArgumentParser, default: float, what: s
         type=positive_seconds,
         default=default,
         metavar="SECONDS",
-        help=f"seconds {what} may take (default: {default:g})",
+        help=f"seconds {what} may take",
     )
 
 

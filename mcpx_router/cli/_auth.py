@@ -16,6 +16,7 @@ import contextlib
 import sys
 import webbrowser
 from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -24,11 +25,12 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.exceptions import OAuthFlowError
 from mcp.shared.auth import AuthorizationCodeResult, OAuthToken
 
-from .._console import add_verbose, positive_seconds, run_command
+from .._console import add_verbose, fail, positive_seconds, run_command, say
 from .._errors import RouterError
-from ..peers import HttpPeer, load_config
+from ..peers import HttpPeer, SsePeer, load_config
 from ..peers._auth import BearerAuth, token_file
 from ..peers._router import Router
+from ._discover import discover, here
 
 __all__ = ["add_login_command"]
 
@@ -36,7 +38,7 @@ _REQUEST_LIMIT = 16384
 """Bytes of the browser's request to the callback port that are read."""
 
 
-def add_login_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_login_command(commands: argparse._SubParsersAction[Any]) -> None:
     """Register the `login` subcommand."""
     login = commands.add_parser(
         "login",
@@ -46,7 +48,11 @@ def add_login_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "127.0.0.1, and keep the tokens in the server's token store for the other commands.",
     )
     login.add_argument("server", help="the server's name in the config file")
-    login.add_argument("--config", default="mcp.json", help="an mcpServers JSON file (default: mcp.json)")
+    login.add_argument(
+        "--config",
+        metavar="FILE",
+        help="an mcpServers JSON file (default: the first MCP config found, as for the other commands)",
+    )
     login.add_argument(
         "--token",
         default=None,
@@ -66,12 +72,20 @@ def add_login_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 
 def _run_login(args: argparse.Namespace) -> int:
+    if args.config is None:
+        places = here()
+        found = discover(places)
+        if found is None:
+            looked = ", ".join(str(place.path) for place in places)
+            return fail(f"no MCP config found; looked for {looked}. Give one with --config FILE", 2)
+        say(f"using {found.path} ({found.host})")
+        args.config = str(found.path)
     try:
         spec = load_config(args.config).get(args.server)
     except RouterError as exc:
-        return _fail(str(exc), 2)
-    if not isinstance(spec, HttpPeer) or not isinstance(spec.auth, OAuthClientProvider):
-        return _fail(
+        return fail(str(exc), 2)
+    if not isinstance(spec, HttpPeer | SsePeer) or not isinstance(spec.auth, OAuthClientProvider):
+        return fail(
             f"server {args.server!r} of {args.config!r} has no OAuth settings; give its entry "
             '"url" and "auth": {"type": "oauth"} (see docs/peers.md)'
             if spec is not None
@@ -85,32 +99,37 @@ def _run_login(args: argparse.Namespace) -> int:
         try:
             BearerAuth(token)
         except ValueError as exc:
-            return _fail(f"--token: {exc}", 2)
+            return fail(f"--token: {exc}", 2)
     browser = not args.no_browser and sys.stdin.isatty() and sys.stderr.isatty()
     auth = spec.auth
     return run_command(lambda: login(args.server, spec, auth, token, browser, args.timeout))
 
 
 async def login(
-    name: str, spec: HttpPeer, auth: OAuthClientProvider, token: str | None, browser: bool, wait: float
+    name: str,
+    spec: HttpPeer | SsePeer,
+    auth: OAuthClientProvider,
+    token: str | None,
+    browser: bool,
+    wait: float,
 ) -> int:
     """Authorize (or store `token`), then connect once to check; 0 on success."""
     if token is not None:
         try:
             await auth.context.storage.set_tokens(OAuthToken(access_token=token))
         except RouterError as exc:  # a token store that is not one
-            return _fail(str(exc), 1)
+            return fail(str(exc), 1)
         auth.context.redirect_handler = _refused
         return await _connect(name, spec, auth, wait)
     redirect_uris = auth.context.client_metadata.redirect_uris
     if not redirect_uris:
-        return _fail(f"server {name!r} has no redirect URI to receive the authorization on", 2)
+        return fail(f"server {name!r} has no redirect URI to receive the authorization on", 2)
     redirect_uri = str(redirect_uris[0])
     parts = urlsplit(redirect_uri)
     try:
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=parts.port or 80)
     except OSError as exc:
-        return _fail(
+        return fail(
             f"cannot receive the authorization on {redirect_uri}: {exc.strerror or exc}; "
             'free the port or choose another with "callbackPort" in the entry',
             1,
@@ -121,13 +140,13 @@ async def login(
         return await _connect(name, spec, auth, wait)
 
 
-async def _connect(name: str, spec: HttpPeer, auth: OAuthClientProvider, wait: float) -> int:
+async def _connect(name: str, spec: HttpPeer | SsePeer, auth: OAuthClientProvider, wait: float) -> int:
     """Join the server once (authorizing as needed); say where its tokens are."""
     try:
         async with Router(connect_timeout=wait) as router:
             names = await router.join(name, spec)
     except RouterError as exc:
-        return _fail(str(exc), 1)
+        return fail(str(exc), 1)
     where = token_file(auth)
     kept = f"; its tokens are in {where}" if where is not None else " (its tokens are kept in memory only)"
     print(f"Authorized with {name!r}: {len(names)} tools{kept}", file=sys.stderr)
@@ -222,8 +241,3 @@ async def _answer(stream: anyio.abc.SocketStream, status: int, text: str) -> Non
     # If the browser went away first, the code it brought still counts.
     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
         await stream.send(head.encode() + body)
-
-
-def _fail(message: str, status: int) -> int:
-    print(f"mcpx-router: {message}", file=sys.stderr)
-    return status

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from concurrent.futures import CancelledError
 from contextlib import aclosing
 from typing import Any, Literal, TextIO
@@ -25,11 +25,11 @@ from anyio.streams.memory import MemoryObjectSendStream
 from openai import APIError, AsyncOpenAI
 
 from .._adapter import OpenAIPeerToolAdapter
-from .._console import run_command
-from .._errors import RouterError
+from .._console import fail, run_command
 from ..loop import run_chat
-from ..peers import load_config
+from ..peers import PeerSpec
 from ..peers._router import Router
+from ._connect import join_peers, status_line
 
 __all__ = ["run_chat_command"]
 
@@ -41,7 +41,7 @@ _SHOWN = 300
 
 def run_chat_command(
     *,
-    config: str,
+    peers: Mapping[str, PeerSpec],
     prompts: Sequence[str] = (),
     model: str | None = None,
     system: str | None = None,
@@ -52,17 +52,13 @@ def run_chat_command(
     connect_timeout: float = 30.0,
     stdin: TextIO | None = None,
 ) -> int:
-    """Run the conversation; return the exit status (0 ok, 1 failed, 2 unusable settings)."""
+    """Converse with the peers that connect; return the exit status (0 ok, 1 failed, 2 unusable settings)."""
     model = model or os.environ.get("OPENAI_MODEL")
     if not model:
         return _fail("no model: set OPENAI_MODEL or pass --model", 2)
     key = os.environ.get("OPENAI_API_KEY")
     if not key and not os.environ.get("OPENAI_BASE_URL"):
         return _fail("no endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for another endpoint)", 2)
-    try:
-        peers = load_config(config)
-    except RouterError as exc:
-        return _fail(str(exc), 2)
     settings = {"strict": _STRICT[strict], "media": media, "max_tools": max_tools}
     source = _given(prompts) if prompts else _read(stdin or sys.stdin)
     limits = (max_turns, connect_timeout)
@@ -70,7 +66,7 @@ def run_chat_command(
 
 
 async def _converse(
-    peers: dict[str, Any],
+    peers: Mapping[str, PeerSpec],
     prompts: AsyncGenerator[str, None],
     model: str,
     system: str | None,
@@ -85,13 +81,16 @@ async def _converse(
         Router(adapter=adapter, connect_timeout=connect_timeout) as router,
         AsyncOpenAI(api_key=key) as client,
     ):
-        try:
-            joined = await router.join_all(peers)
-        except RouterError as exc:
-            return _fail(str(exc), 1)
+        async with status_line() as status:
+            failed = await join_peers(router, peers, status)
+        if peers and len(failed) == len(peers):
+            return _fail("no server could connect; there is nothing to chat with", 1)
+        joined = {peer: router.adapter.tools_of(peer) for peer in peers if peer in router.peers}
         tools = sum(len(names) for names in joined.values())
         listing = ", ".join(f"{peer} ({len(names)})" for peer, names in joined.items())
         print(f"{tools} tools from {len(joined)} peers: {listing or 'none'}; model {model}", flush=True)
+        if failed:
+            print(f"  without {', '.join(failed)}: could not connect (see above)", flush=True)
         for name, reasons in adapter.strict_report().items():
             print(f"  {name} is offered without strict mode: {'; '.join(reasons)}", flush=True)
         history: list[Any] = [{"role": "system", "content": system}] if system else []
@@ -164,12 +163,11 @@ def _read_lines(
     except (anyio.BrokenResourceError, RuntimeError, CancelledError):
         return  # the reader, or the event loop, is gone
     except (OSError, ValueError) as exc:  # closed, or not text: no more prompts
-        print(f"mcpx-router chat: cannot read standard input: {exc}", file=sys.stderr, flush=True)
+        print(f"mcpx-router: cannot read standard input: {exc}", file=sys.stderr, flush=True)
     finally:
         with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody is left to tell
             anyio.from_thread.run_sync(send.close, token=token)
 
 
 def _fail(message: str, status: int) -> int:
-    print(f"mcpx-router chat: {message}", file=sys.stderr, flush=True)
-    return status
+    return fail(message, status)

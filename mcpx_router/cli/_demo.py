@@ -44,7 +44,7 @@ async def _demo(live: bool, prompt: str, connect_timeout: float) -> int:
                 return await _conversation(adapter, prompt)
             await _scripted_turn(adapter)
             return 0
-    print(f"mcpx-router demo: the bundled peers did not start within {connect_timeout:g} s", file=sys.stderr)
+    print(f"mcpx-router: the bundled peers did not start within {connect_timeout:g} s", file=sys.stderr)
     return 1
 
 

@@ -3,20 +3,40 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
-from .._console import INTERRUPTED, add_connect_timeout, add_verbose, console_logging
+from .._console import INTERRUPTED, CommandParser, add_connect_timeout, add_verbose, console_logging, fail
 from ._auth import add_login_command
-from ._peer_commands import add_peer_commands
+from ._list_servers import add_servers_command
+from ._peer_commands import EXIT_STATUS, add_peer_commands
+from ._sources import add_source_options
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
+
+logger = logging.getLogger("mcpx_router.cli")
+
+
+def version() -> str:
+    """The installed distribution's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("mcpx-router")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mcpx-router", description="Use the tools of many MCP peers through OpenAI function calling."
+    """The `mcpx-router` command's parser, with every subcommand's."""
+    parser = CommandParser(
+        prog="mcpx-router",
+        description="Use the tools of many MCP peers through OpenAI function calling.",
+        epilog=EXIT_STATUS + "; 143 terminated (SIGTERM)",
     )
+    parser.add_argument("--version", action="version", version=f"mcpx-router {version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = commands.add_parser(
@@ -43,24 +63,39 @@ def build_parser() -> argparse.ArgumentParser:
 
     chat = commands.add_parser(
         "chat",
-        help="talk to a model that uses the tools of the peers in a config file",
-        description="Connect the peers of an mcpServers config file and hold a conversation with an "
+        help="talk to a model that uses the tools of MCP servers",
+        description="Connect the servers (see 'servers' below) and hold a conversation with an "
         "OpenAI-compatible model (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL) that calls their tools. "
-        "Prompts come from --prompt, else one per line of standard input.",
+        "Servers that cannot be reached are said on standard error; the conversation goes on with the "
+        "others. Prompts come from --prompt, else one per line of standard input.",
+        epilog="exit status: 0 done; 1 no server could connect, or the model endpoint failed; "
+        "2 unusable options or config; 130 interrupted (Ctrl-C)",
     )
-    chat.add_argument("--config", required=True, help="an mcpServers JSON file (as desktop MCP hosts use)")
     chat.add_argument("--prompt", action="append", default=[], help="a user message (repeatable)")
     chat.add_argument("--model", default=None, help="the model (default: $OPENAI_MODEL)")
     chat.add_argument("--system", default=None, help="a system message")
-    chat.add_argument("--max-turns", type=int, default=10, help="requests per user message (default: 10)")
-    chat.add_argument("--strict", choices=["auto", "on", "off"], default="auto", help="strict tool schemas")
-    chat.add_argument("--media", choices=["describe", "attach"], default="describe", help="images from tools")
-    chat.add_argument("--max-tools", type=int, default=128, help="tools per request (default: 128)")
+    chat.add_argument("--max-turns", type=int, default=10, help="requests per user message")
+    chat.add_argument(
+        "--strict",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="offer tools in OpenAI's strict mode: auto (where a schema allows), on (and warn where not) "
+        "or off",
+    )
+    chat.add_argument(
+        "--media",
+        choices=["describe", "attach"],
+        default="describe",
+        help="images and files from tools: describe them to the model, or attach them",
+    )
+    chat.add_argument("--max-tools", type=int, default=128, help="tools per request")
+    add_source_options(chat)
     add_connect_timeout(chat, 30.0, "each server's handshake and tool listing")
     add_verbose(chat)
     chat.set_defaults(run=_run_chat)
     add_peer_commands(commands)
     add_login_command(commands)
+    add_servers_command(commands)
     # MCPx commands parse their own arguments (see `main`); listed here for --help.
     commands.add_parser(
         "gateway", help="run an MCPx v0 gateway (see mcpx-router gateway --help)", add_help=False
@@ -73,9 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run_chat(args: argparse.Namespace) -> int:
     from ._chat import run_chat_command
+    from ._peer_commands import load_peers
 
+    peers = load_peers(args)
+    if peers is None:
+        return 2
     return run_chat_command(
-        config=args.config,
+        peers=peers,
         prompts=args.prompt,
         model=args.model,
         system=args.system,
@@ -111,7 +150,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return bridge_cli(argv[1:])
         args = build_parser().parse_args(argv)
         with console_logging(args.verbose):
-            code: int = args.run(args)
+            try:
+                code: int = args.run(args)
+            except Exception as exc:  # a defect: one line, and the traceback at -vv
+                logger.debug("the command failed", exc_info=exc)
+                hint = "" if args.verbose >= 2 else " (-vv shows the traceback)"
+                return fail(f"unexpected error: {type(exc).__name__}: {exc}{hint}", 1)
         return code
     except KeyboardInterrupt:  # Ctrl-C before or after a command's event loop runs
         return INTERRUPTED

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import anyio
 
 from .._backoff import Reconnect
-from .._console import add_connect_timeout, add_verbose, console_logging, run_command
+from .._console import CommandParser, add_connect_timeout, add_verbose, console_logging, run_command
 from ._auth import static_token
 from ._bridge import bridge_stdio_server
 from ._errors import MCPxError
@@ -110,22 +110,28 @@ def bridge_main(
             error = error.exceptions[0]  # raised inside the bridge's task group
         if not isinstance(error, MCPxError):
             raise
-        print(f"mcpx bridge: {error}", file=sys.stderr)
+        print(f"mcpx-router: {error}", file=sys.stderr)
         return 1
 
 
-def bridge_cli(argv: Sequence[str] | None = None) -> int:
-    """`mcpx-router bridge --gateway URL --topic T --id ID [--token TOKEN] -- <command...>`."""
-    parser = argparse.ArgumentParser(
+def bridge_parser() -> argparse.ArgumentParser:
+    """The options of `mcpx-router bridge`."""
+    parser = CommandParser(
         prog="mcpx-router bridge", description="Make a stdio MCP server a participant of an MCPx topic."
     )
     parser.add_argument("--gateway", required=True, help="gateway base URL, e.g. http://127.0.0.1:8080")
-    parser.add_argument("--topic", required=True)
+    parser.add_argument("--topic", required=True, help="the topic to join")
     parser.add_argument("--id", required=True, dest="participant_id", help="participant id to join as")
     parser.add_argument("--token", help="a pre-shared token (default: ask the development token endpoint)")
     add_connect_timeout(parser, 10.0, "each attempt to connect to the gateway")
     add_verbose(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the stdio server command")
+    return parser
+
+
+def bridge_cli(argv: Sequence[str] | None = None) -> int:
+    """`mcpx-router bridge --gateway URL --topic T --id ID [--token TOKEN] -- <command...>`."""
+    parser = bridge_parser()
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:

@@ -19,7 +19,7 @@ import sniffio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import wrap_app
 
-from .._console import add_verbose, console_logging, run_command
+from .._console import CommandParser, add_verbose, console_logging, run_command
 from ._gateway import Gateway
 from ._gateway_state import GatewayConfig, TokenGrant
 
@@ -162,15 +162,15 @@ def gateway_main(
     try:
         return run_command(main, backend=backend, on_sigterm=0)
     except OSError as exc:
-        print(f"mcpx gateway: {exc}", file=sys.stderr)
+        print(f"mcpx-router: {exc}", file=sys.stderr)
         return 1
 
 
-def gateway_cli(argv: Sequence[str] | None = None) -> int:
-    """`mcpx-router gateway [--host H] [--port P] [--token ID=TOKEN ...] [--dev-tokens]`."""
-    parser = argparse.ArgumentParser(prog="mcpx-router gateway", description="Run an MCPx v0 gateway.")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+def gateway_parser() -> argparse.ArgumentParser:
+    """The options of `mcpx-router gateway`."""
+    parser = CommandParser(prog="mcpx-router gateway", description="Run an MCPx v0 gateway.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8080, help="port (0 picks a free one)")
     parser.add_argument(
         "--token",
         action="append",
@@ -184,6 +184,12 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--history", type=int, default=100, help="broadcast envelopes kept per topic")
     parser.add_argument("--rate", type=float, default=50.0, help="frames per second per participant")
     add_verbose(parser)
+    return parser
+
+
+def gateway_cli(argv: Sequence[str] | None = None) -> int:
+    """`mcpx-router gateway [--host H] [--port P] [--token ID=TOKEN ...] [--dev-tokens]`."""
+    parser = gateway_parser()
     args = parser.parse_args(argv)
     tokens: dict[str, TokenGrant] = {}
     for item in args.token:

@@ -146,9 +146,9 @@ def test_chat_stops_at_max_turns(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("servers", "model", "status", "message"),
     [
-        ({}, None, 2, "mcpx-router chat: no model: set OPENAI_MODEL or pass --model"),
+        ({}, None, 2, "mcpx-router: no model: set OPENAI_MODEL or pass --model"),
         ({"bad": {"url": "ftp://x"}}, "m", 2, "server 'bad': \"url\" must be an http:// or https:// URL"),
-        ({"gone": {"command": "/nonexistent/mcp-server"}}, "m", 1, "mcpx-router chat: "),
+        ({"gone": {"command": "/nonexistent/mcp-server"}}, "m", 1, "mcpx-router: no server could connect"),
     ],
 )
 def test_chat_says_what_is_wrong(
@@ -167,5 +167,25 @@ def test_chat_with_an_endpoint_error(tmp_path: Path) -> None:
     with replay_openai([]) as replay:  # an empty script answers 500
         done = chat(config, "--prompt", "hi", base_url=replay.base_url)
     assert done.returncode == 1
-    assert "mcpx-router chat: the model endpoint answered with an error:" in done.stderr
+    assert "mcpx-router: the model endpoint answered with an error:" in done.stderr
     assert "replay script exhausted" in done.stderr
+
+
+def test_chat_goes_on_with_the_servers_that_connected(tmp_path: Path) -> None:
+    servers = {
+        "gone": {"command": str(tmp_path / "no-such-server")},
+        "tiny": {"command": sys.executable, "args": [str(TINY)]},
+    }
+    config = write_config(tmp_path, servers)
+    script = [chat_completion({"content": "Hello."})]
+    with replay_openai(script) as replay:
+        done = chat(config, "--prompt", "hi", base_url=replay.base_url)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("mcpx-router: could not connect to peer 'gone'")
+    assert len(done.stderr.splitlines()) == 1
+    out = done.stdout.splitlines()
+    assert out[0] == "5 tools from 1 peers: tiny (5); model replay-model"
+    assert out[1] == "  without gone: could not connect (see above)"
+    assert out[-2:] == ["assistant: Hello.", ""]
+    tools = {t["function"]["name"] for t in replay.bodies(CHAT)[0]["tools"]}
+    assert tools == {"tiny__echo", "tiny__pid", "tiny__sleep", "tiny__add_tool", "tiny__remove_tool"}

@@ -175,12 +175,12 @@ def test_the_walkthrough_of_docs_mcpx_md() -> None:
             )
             if "docs__search" in tools.stdout or time.monotonic() > deadline:
                 break
-        assert re.search(r"^docs__search\s+Search the documentation\.$", tools.stdout, re.M)
-        page = r"^docs__page_get_[0-9a-f]{8}\s+Read one documentation page by path\.$"
+        assert re.search(r"^docs__search\(query: str\)\s+Search the documentation\.$", tools.stdout, re.M)
+        page = r"^docs__page_get_[0-9a-f]{8}\(path: str\)\s+Read one documentation page by path\.$"
         assert re.search(page, tools.stdout, re.M)
-        assert tools.stdout.rstrip().endswith("2 tools from 1 peer(s): docs")
+        assert tools.stdout.rstrip().endswith("2 tools from 1 peer: docs")
         answer = subprocess.run(
-            [*COMMAND, "call", "docs__search", '{"query": "names"}', *topic],
+            [*COMMAND, "call", "docs__search", "query=names", *topic],
             capture_output=True,
             text=True,
             timeout=60,
@@ -188,7 +188,13 @@ def test_the_walkthrough_of_docs_mcpx_md() -> None:
         assert answer.returncode == 0
         assert answer.stdout == "docs/architecture.md: tools are published as peer__tool.\n"
         wrong = subprocess.run(
-            [*COMMAND, "call", "docs__serch", "{}", *topic], capture_output=True, text=True, timeout=60
+            [*COMMAND, "call", "docs__serch", "query=install", *topic],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
-        assert wrong.returncode == 1 and "Did you mean 'docs__search'?" in wrong.stderr
+        assert wrong.returncode == 1
+        assert (
+            wrong.stderr == 'mcpx-router: there is no tool named "docs__serch"; did you mean docs__search?\n'
+        )
     assert statuses == [0, 0]  # the bridge, then the gateway: both stop cleanly on SIGTERM

@@ -177,7 +177,7 @@ def test_cli_entries_parse_and_fail_cleanly(capsys: pytest.CaptureFixture[str]) 
         sys.executable,
     ]
     assert bridge_cli(argv) == 1
-    assert "mcpx bridge" in capsys.readouterr().err
+    assert "mcpx-router: " in capsys.readouterr().err
     with pytest.raises(SystemExit):
         bridge_cli(["--gateway", "http://127.0.0.1:9", "--topic", TOPIC, "--id", "x"])  # no command
     with pytest.raises(SystemExit):

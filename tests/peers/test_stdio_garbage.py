@@ -151,7 +151,7 @@ def test_tools_command_reports_garbage_in_one_line(
     assert main(["tools", "--config", str(config)]) == 1
     assert time.perf_counter() - started < FAST
     out, err = capsys.readouterr()
-    assert out.splitlines()[-1] == "2 tools from 1 peer(s): good"
+    assert out.splitlines()[-1] == "2 tools from 1 peer: good"
     [report] = err.splitlines()
     assert report.startswith(f"mcpx-router: peer 'bad': {expected_reason(line)}"), report
 
