@@ -71,7 +71,7 @@ async def test_login_then_the_other_commands_use_the_stored_tokens(tmp_path: Pat
 
         listed = await anyio.run_process([*COMMAND, "tools", "--config", str(config)], check=False)
         assert listed.returncode == 0, listed.stderr.decode()
-        assert [line.split()[0] for line in listed.stdout.decode().splitlines()[:2]] == [
+        assert [line.split("(")[0] for line in listed.stdout.decode().splitlines()[:2]] == [
             "notes__echo",
             "notes__counts",
         ]
