@@ -123,6 +123,7 @@ async def test_a_config_file_with_an_sse_server(tmp_path: Path) -> None:
                         "old": {
                             "url": server.url.replace(str(server.port), "${SSE_PORT}"),
                             "headers": {"X-Agent": "${AGENT:-from-default}"},
+                            "includeTools": ["echo", "header", "pid", "slow*"],
                             "excludeTools": ["slow", "add_*"],
                         }
                     }
@@ -131,7 +132,12 @@ async def test_a_config_file_with_an_sse_server(tmp_path: Path) -> None:
         )
         peers = load_config(config, environ={"SSE_PORT": str(server.port)})
         assert peers == {
-            "old": SsePeer(server.url, headers={"X-Agent": "from-default"}, exclude_tools=["slow", "add_*"])
+            "old": SsePeer(
+                server.url,
+                headers={"X-Agent": "from-default"},
+                include_tools=["echo", "header", "pid", "slow*"],
+                exclude_tools=["slow", "add_*"],
+            )
         }
         names = (await router.join_all(peers))["old"]
         assert names == ("old__echo", "old__header", "old__pid")
