@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ._bridge_session import StdioSession, open_session
+from ._bridge_session import StdioSession, asked_version, open_session
 from ._envelope import Envelope
 from ._errors import BridgeError
 from ._rpc import INTERNAL_ERROR, error_response
@@ -104,7 +104,7 @@ class StdioBridge:
         if method != "initialize":
             self._session_of(peer).on_request(peer, payload, envelope)
             return
-        version = _asked_version(payload)
+        version = asked_version(payload)
         if version in self._spawning:
             self._spawning[version].append((peer, payload, envelope))
             return
@@ -211,13 +211,6 @@ class StdioBridge:
 
     def _reply(self, peer: str, request: Envelope, payload: dict[str, Any]) -> None:
         self.topic._send_nowait(self.topic.envelope("mcp", payload, to=(peer,), correlation_id=request.id))
-
-
-def _asked_version(payload: Mapping[str, Any]) -> str:
-    """The protocol version an `initialize` request asks for ("" when it names none)."""
-    params = payload.get("params")
-    version = params.get("protocolVersion") if isinstance(params, Mapping) else None
-    return version if isinstance(version, str) else ""
 
 
 @asynccontextmanager

@@ -41,6 +41,13 @@ _STREAM_ENDED = (
 )
 
 
+def asked_version(payload: Mapping[str, Any]) -> str:
+    """The protocol version an `initialize` request asks for ("" when it names none)."""
+    params = payload.get("params")
+    version = params.get("protocolVersion") if isinstance(params, Mapping) else None
+    return version if isinstance(version, str) else ""
+
+
 @dataclass(slots=True)
 class _Route:
     peer: str
@@ -139,13 +146,11 @@ class StdioSession:
                 self._progress.pop(route.progress_token, None)
         return route
 
-    # -- InboundHandler -----------------------------------------------------------------------
+    # -- from the participants the bridge gave this session -----------------------------------
 
     def on_request(self, peer: str, payload: dict[str, Any], envelope: Envelope) -> None:
         if payload["method"] == "initialize" and self.requested_version is None:
-            params = payload.get("params")
-            version = params.get("protocolVersion") if isinstance(params, dict) else None
-            self.requested_version = version if isinstance(version, str) else ""
+            self.requested_version = asked_version(payload)
         if self.exited.is_set():
             self._reply(peer, envelope.id, error_response(payload["id"], INTERNAL_ERROR, "server exited"))
             return
