@@ -1,79 +1,87 @@
 """Make any stdio MCP server a participant of a topic.
 
-The bridge spawns the server and forwards the MCP requests other participants address to it.
-JSON-RPC ids are rewritten towards the server (several participants may use the same ids) and
-restored on the way back, so each response reaches its requester, addressed and correlated.
-The server sees one client: the first `initialize` is passed through and its result is replayed
-to later participants; `notifications/initialized` is forwarded once. Progress tokens are
-rewritten the same way as ids; cancellations are mapped. The server's own requests are not
-routed to participants: `ping` is answered by the bridge, anything else gets "method not found".
+The bridge spawns the server and forwards the MCP requests other participants address to it
+(the JSON-RPC plumbing of one server process is `_bridge_session.StdioSession`).
+
+**Every requester negotiates.** MCP lets a server answer `initialize` only once per session,
+with the version the client asked for when it supports it, else one it prefers. A bridged
+server cannot be asked again, and which versions it supports is its own business (servers
+built on different SDKs support different lists), so the bridge keeps one server session per
+version asked for: the first `initialize` asking for a version goes to a session of its own
+(the first one to the server started with the bridge, later versions to another copy of the
+server started on demand), and is answered by the server itself; later requesters asking for
+the same version (or for the version a session's server answered with) share that session and
+get its answer. Each participant thus gets a truly negotiated version, and the server speaks
+that version to it. A server that keeps state in memory keeps one state per session.
+
+The bridge answers `ping` itself, with an empty result, whatever the server implements.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.buffered import BufferedByteReceiveStream
-from mcp.os.posix.utilities import terminate_posix_process_tree
 
+from ._bridge_session import StdioSession, asked_version, open_session
 from ._envelope import Envelope
 from ._errors import BridgeError
-from ._rpc import INTERNAL_ERROR, METHOD_NOT_FOUND, IdKey, classify, error_response, id_key
+from ._rpc import INTERNAL_ERROR, error_response
 from ._topic import TopicClient
 
 logger = logging.getLogger("mcpx_router.mcpx.bridge")
 
-MAX_LINE = 16 * 1024 * 1024
-_STREAM_ENDED = (
-    anyio.EndOfStream,
-    anyio.IncompleteRead,
-    anyio.ClosedResourceError,
-    anyio.BrokenResourceError,
-)
-
-
-@dataclass(slots=True)
-class _Route:
-    peer: str
-    request_id: int | str
-    envelope_id: str
-    method: str
-    progress_token: int | None = None
+_Pending = tuple[str, dict[str, Any], Envelope]
 
 
 class StdioBridge:
-    """The running bridge (an inbound handler of its topic client)."""
+    """The running bridge (an inbound handler of its topic client).
 
-    def __init__(self, topic: TopicClient, process: anyio.abc.Process) -> None:
+    `process` and `exited` are those of the server started with the bridge: when it exits,
+    the bridge ends. Copies started for other protocol versions end with the bridge.
+    """
+
+    def __init__(
+        self,
+        topic: TopicClient,
+        primary: StdioSession,
+        tg: anyio.abc.TaskGroup,
+        command: Sequence[str],
+        spawn_options: Mapping[str, Any],
+    ) -> None:
         self.topic = topic
-        self.process = process
-        self.exited = anyio.Event()
+        self.primary = primary
         self.connection_lost = anyio.Event()
-        self._stdin_send, self._stdin_recv = anyio.create_memory_object_stream[bytes](1024)
-        self._next_id = 0
-        self._routes: dict[int, _Route] = {}
-        self._by_request: dict[tuple[str, IdKey], int] = {}
-        self._progress: dict[int, tuple[str, Any, str]] = {}  # our token -> (peer, token, envelope id)
-        self._init_result: dict[str, Any] | None = None
-        self._init_waiters: list[tuple[str, int | str, str]] = []
-        self._init_in_flight = False
-        self._initialized_sent = False
-        self._peers: set[str] = set()
-        self._stray_seen = False
+        self._tg = tg
+        self._command = list(command)
+        self._spawn_options = dict(spawn_options)
+        self._sessions: list[StdioSession] = [primary]
+        self._by_peer: dict[str, StdioSession] = {}
+        self._spawning: dict[str, list[_Pending]] = {}
+        self._aliases: dict[str, StdioSession] = {}
+        self._scopes: dict[StdioSession, anyio.CancelScope] = {}
+
+    @property
+    def process(self) -> anyio.abc.Process:
+        return self.primary.process
+
+    @property
+    def exited(self) -> anyio.Event:
+        return self.primary.exited
 
     @property
     def peers(self) -> frozenset[str]:
         """Participants that have talked to the bridged server."""
-        return frozenset(self._peers)
+        return frozenset().union(*(s.peers for s in self._sessions))
+
+    @property
+    def sessions(self) -> tuple[StdioSession, ...]:
+        """The server sessions running: the first one, and one per other version asked for."""
+        return tuple(self._sessions)
 
     async def wait(self) -> None:
         """Return when the server exited or the topic connection was lost."""
@@ -86,221 +94,123 @@ class StdioBridge:
             tg.start_soon(watch, self.exited)
             tg.start_soon(watch, self.connection_lost)
 
-    # -- towards the server -------------------------------------------------------------------
-
-    def _write(self, message: Mapping[str, Any]) -> bool:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-        try:
-            self._stdin_send.send_nowait(line)
-        except anyio.WouldBlock:
-            logger.warning("the bridged server does not read its input; dropping a message")
-            return False
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return False
-        return True
-
-    def _reply(self, peer: str, envelope_id: str, payload: dict[str, Any]) -> None:
-        self.topic._send_nowait(self.topic.envelope("mcp", payload, to=(peer,), correlation_id=envelope_id))
-
-    def _forward(self, peer: str, payload: dict[str, Any], envelope: Envelope) -> int | None:
-        self._next_id += 1
-        new_id = self._next_id
-        route = _Route(peer, payload["id"], envelope.id, payload["method"])
-        out = dict(payload, id=new_id)
-        params = payload.get("params")
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        if isinstance(params, dict) and isinstance(meta, dict) and "progressToken" in meta:
-            route.progress_token = new_id
-            self._progress[new_id] = (peer, meta["progressToken"], envelope.id)
-            out["params"] = dict(params, _meta=dict(meta, progressToken=new_id))
-        key = id_key(payload["id"])
-        assert key is not None
-        self._routes[new_id] = route
-        self._by_request[(peer, key)] = new_id
-        if not self._write(out):
-            self._drop_route(new_id)
-            return None
-        return new_id
-
-    def _drop_route(self, new_id: int) -> _Route | None:
-        route = self._routes.pop(new_id, None)
-        if route is not None:
-            key = id_key(route.request_id)
-            if key is not None:
-                self._by_request.pop((route.peer, key), None)
-            if route.progress_token is not None:
-                self._progress.pop(route.progress_token, None)
-        return route
-
     # -- InboundHandler -----------------------------------------------------------------------
 
     def on_request(self, peer: str, payload: dict[str, Any], envelope: Envelope) -> None:
-        if self.exited.is_set():
-            self._reply(peer, envelope.id, error_response(payload["id"], INTERNAL_ERROR, "server exited"))
+        method = payload["method"]
+        if method == "ping":
+            self._reply(peer, envelope, {"jsonrpc": "2.0", "id": payload["id"], "result": {}})
             return
-        self._peers.add(peer)
-        if payload["method"] != "initialize":
-            if self._forward(peer, payload, envelope) is None:
-                self._reply(peer, envelope.id, error_response(payload["id"], INTERNAL_ERROR, "server busy"))
+        if method != "initialize":
+            self._session_of(peer).on_request(peer, payload, envelope)
             return
-        if self._init_result is not None:
-            self._reply(
-                peer, envelope.id, {"jsonrpc": "2.0", "id": payload["id"], "result": self._init_result}
-            )
+        version = asked_version(payload)
+        if version in self._spawning:
+            self._spawning[version].append((peer, payload, envelope))
             return
-        self._init_waiters.append((peer, payload["id"], envelope.id))
-        if not self._init_in_flight:
-            self._init_in_flight = self._forward(peer, payload, envelope) is not None
+        session = self._session_for(version)
+        if session is None:
+            self._spawning[version] = [(peer, payload, envelope)]
+            self._tg.start_soon(self._spawn, version)
+            return
+        self._use(peer, session)
+        session.on_request(peer, payload, envelope)
 
     def on_notification(self, peer: str, payload: dict[str, Any], envelope: Envelope) -> None:
-        method = payload["method"]
-        if method == "notifications/initialized":
-            if self._init_result is not None and not self._initialized_sent:
-                self._initialized_sent = self._write(payload)
-            return
-        if method == "notifications/cancelled":
-            params = payload.get("params")
-            key = id_key(params.get("requestId")) if isinstance(params, dict) else None
-            new_id = self._by_request.get((peer, key)) if key is not None else None
-            if new_id is not None and isinstance(params, dict):
-                self._drop_route(new_id)
-                self._write(dict(payload, params=dict(params, requestId=new_id)))
-            return
-        self._write(payload)
+        self._session_of(peer).on_notification(peer, payload, envelope)
 
     def on_peer_gone(self, peer: str) -> None:
-        self._peers.discard(peer)
-        self._init_waiters = [w for w in self._init_waiters if w[0] != peer]
-        for new_id in [i for i, r in self._routes.items() if r.peer == peer and r.method != "initialize"]:
-            self._drop_route(new_id)
-            cancel = {"requestId": new_id, "reason": "participant left"}
-            self._write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+        session = self._by_peer.pop(peer, None)
+        for pending in self._spawning.values():
+            pending[:] = [p for p in pending if p[0] != peer]
+        if session is not None:
+            session.on_peer_gone(peer)
 
     def on_connection_lost(self) -> None:
-        for peer in list(self._peers):
-            self.on_peer_gone(peer)
+        self._by_peer.clear()
+        for session in self._sessions:
+            session.on_connection_lost()
         self.connection_lost.set()
 
-    # -- from the server ----------------------------------------------------------------------
+    # -- choosing a session -------------------------------------------------------------------
 
-    def _on_server_message(self, message: dict[str, Any]) -> None:
-        kind = classify(message)
-        if kind == "response":
-            self._on_server_response(message)
-        elif kind == "request":
-            if message["method"] == "ping":
-                self._write({"jsonrpc": "2.0", "id": message["id"], "result": {}})
-            else:
-                text = f"{message['method']} is not available through the MCPx bridge"
-                self._write(error_response(message["id"], METHOD_NOT_FOUND, text))
-        elif kind == "notification":
-            self._on_server_notification(message)
-        else:
-            self._stray(json.dumps(message, ensure_ascii=False))
+    def _session_for(self, version: str) -> StdioSession | None:
+        """The session that answers an `initialize` asking for `version`; None: start one."""
+        live = [s for s in self._sessions if not s.exited.is_set()]
+        alias = self._aliases.get(version)
+        if alias in live:
+            return alias
+        for session in live:
+            if session.serves(version):
+                return session
+        if self.primary.requested_version is None:
+            return self.primary  # the first initialize of all
+        if not version:
+            return self.primary  # no version asked: let the first server answer as it can
+        return None
 
-    def _on_server_response(self, message: dict[str, Any]) -> None:
-        server_id = message.get("id")
-        route = self._drop_route(server_id) if isinstance(server_id, int) else None
-        if route is None:
-            logger.warning("ignoring a response for unknown id %r from the bridged server", server_id)
-            return
-        if route.method != "initialize":
-            self._reply(route.peer, route.envelope_id, dict(message, id=route.request_id))
-            return
-        self._init_in_flight = False
-        if isinstance(message.get("result"), dict):
-            self._init_result = message["result"]
-        waiters, self._init_waiters = self._init_waiters, []
-        for peer, request_id, envelope_id in waiters:
-            self._reply(peer, envelope_id, dict(message, id=request_id))
+    def _session_of(self, peer: str) -> StdioSession:
+        """The session of a participant's `initialize`; the first one for a participant that
+        sends requests without one (liberal: some clients skip the handshake)."""
+        return self._by_peer.get(peer) or self.primary
 
-    def _on_server_notification(self, message: dict[str, Any]) -> None:
-        method = message["method"]
-        params = message.get("params")
-        if method == "notifications/progress":
-            token = params.get("progressToken") if isinstance(params, dict) else None
-            target = self._progress.get(token) if isinstance(token, int) else None
-            if target is not None and isinstance(params, dict):
-                peer, original, envelope_id = target
-                out = dict(message, params=dict(params, progressToken=original))
-                self.topic._send_nowait(
-                    self.topic.envelope("mcp", out, to=(peer,), correlation_id=envelope_id)
-                )
-            return
-        if method == "notifications/cancelled" or not self._peers:
-            return
-        self.topic._send_nowait(self.topic.envelope("mcp", message, to=tuple(sorted(self._peers))))
+    def _use(self, peer: str, session: StdioSession) -> None:
+        old = self._by_peer.get(peer)
+        if old is not None and old is not session:
+            old.on_peer_gone(peer)  # a new initialize: its requests on the old session are over
+        self._by_peer[peer] = session
 
-    # -- process I/O --------------------------------------------------------------------------
-
-    def _stray(self, text: str) -> None:
-        """A line that is not JSON-RPC: a warning the first time (a server that does nothing else
-        should be noticed), then debug records (a chatty server is not an error)."""
-        excerpt = repr(text if len(text) <= 40 else text[:39] + "…")
-        if self._stray_seen:
-            logger.debug("ignoring a line that is not JSON-RPC from the bridged server: %s", excerpt)
-            return
-        self._stray_seen = True
-        logger.warning(
-            "ignoring a line that is not JSON-RPC from the bridged server: %s (more are logged at debug)",
-            excerpt,
-        )
-
-    async def _read_stdout(self) -> None:
-        assert self.process.stdout is not None
-        reader = BufferedByteReceiveStream(self.process.stdout)
+    async def _spawn(self, version: str) -> None:
         try:
-            while True:
-                line = await reader.receive_until(b"\n", MAX_LINE)
-                if not line.strip():
-                    continue
-                try:
-                    message = json.loads(line)
-                except ValueError:
-                    message = None
-                if isinstance(message, dict):
-                    self._on_server_message(message)
-                else:
-                    self._stray(line.decode("utf-8", "replace"))
-        except (
-            anyio.EndOfStream,
-            anyio.IncompleteRead,
-            anyio.ClosedResourceError,
-            anyio.BrokenResourceError,
-        ):
-            pass  # the server closed its output: it has exited, which `exited` reports
-        except anyio.DelimiterNotFound:
-            logger.error("the bridged server wrote a line longer than %d bytes", MAX_LINE)
-        finally:
-            self.exited.set()
+            session: StdioSession = await self._tg.start(self._run_session)
+        except BridgeError as exc:
+            logger.warning("cannot start another copy of the server for protocol %s: %s", version, exc)
+            for peer, payload, envelope in self._spawning.pop(version, []):
+                text = f"cannot start the server for protocol version {version}: {exc}"
+                self._reply(peer, envelope, error_response(payload["id"], INTERNAL_ERROR, text))
+            return
+        logger.info("started another copy of the server for protocol version %s", version)
+        self._sessions.append(session)
+        for peer, payload, envelope in self._spawning.pop(version, []):
+            self._use(peer, session)
+            session.on_request(peer, payload, envelope)
 
-    async def _write_stdin(self) -> None:
-        assert self.process.stdin is not None
-        try:
-            async with self._stdin_recv:
-                async for line in self._stdin_recv:
-                    await self.process.stdin.send(line)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            self.exited.set()
-        finally:
-            await self.process.stdin.aclose()
+    async def _run_session(self, *, task_status: anyio.abc.TaskStatus[StdioSession]) -> None:
+        with anyio.CancelScope() as scope:
+            async with open_session(self.topic, self._command, **self._spawn_options) as session:
+                self._scopes[session] = scope
+                session.on_negotiated = self._negotiated
+                task_status.started(session)
+                await session.exited.wait()
+        self._scopes.pop(session, None)
+        if session in self._sessions:
+            self._sessions.remove(session)
+        for peer in [p for p, s in self._by_peer.items() if s is session]:
+            del self._by_peer[peer]
+        if not scope.cancel_called:
+            logger.warning("the copy of the server for protocol %s exited", session.requested_version)
 
-    async def _shutdown(self, grace: float) -> None:
-        with anyio.CancelScope(shield=True):
-            self._stdin_send.close()
-            with anyio.move_on_after(grace):
-                await self.process.wait()
-            if self.process.returncode is None:
-                await _terminate(self.process, grace)
-                await self.process.wait()
+    def _negotiated(self, session: StdioSession) -> None:
+        """A copy's server answered with a version another session already speaks (it does not
+        speak the one asked for): its participants move there, and the copy is closed."""
+        version = session.negotiated_version
+        twins = [
+            s
+            for s in self._sessions
+            if s is not session and not s.exited.is_set() and s.negotiated_version == version
+        ]
+        if not twins or session.requested_version is None:
+            return
+        twin = twins[0]
+        self._aliases[session.requested_version] = twin
+        for peer in [p for p, s in self._by_peer.items() if s is session]:
+            self._by_peer[peer] = twin
+            twin.adopt(peer)
+        self._sessions.remove(session)
+        self._scopes[session].cancel()
 
-
-async def _terminate(process: anyio.abc.Process, grace: float) -> None:
-    """SIGTERM, then SIGKILL after `grace`, to the server and everything it started (its group)."""
-    if sys.platform == "win32":  # no process groups: the server alone
-        process.kill()
-        return
-    await terminate_posix_process_tree(process, grace)
+    def _reply(self, peer: str, request: Envelope, payload: dict[str, Any]) -> None:
+        self.topic._send_nowait(self.topic.envelope("mcp", payload, to=(peer,), correlation_id=request.id))
 
 
 @asynccontextmanager
@@ -318,34 +228,15 @@ async def bridge_stdio_server(
     ready when the other participants see this one join. The server runs in a process group of
     its own, as the `mcp` SDK's stdio client starts servers: a Ctrl-C in the terminal reaches
     the bridge alone, which then closes the server's input, and after `shutdown_grace` seconds
-    terminates the group.
+    terminates the group. A participant asking for another protocol version than the first
+    one gets another copy of the server, started the same way (see the module docstring).
     """
-    if not command:
-        raise ValueError("the bridge needs a command to run")
-    try:
-        process = await anyio.open_process(
-            list(command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise BridgeError(f"cannot start {command[0]!r}: {exc}") from exc
-    bridge = StdioBridge(topic, process)
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(bridge._read_stdout)
-            tg.start_soon(bridge._write_stdin)
-            topic._routes.set_handler(bridge)
-            try:
-                yield bridge
-            finally:
-                topic._routes.set_handler(None)
-                await bridge._shutdown(shutdown_grace)
-                tg.cancel_scope.cancel()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await process.aclose()
+    options: dict[str, Any] = {"env": env, "cwd": cwd, "shutdown_grace": shutdown_grace}
+    async with open_session(topic, command, **options) as primary, anyio.create_task_group() as tg:
+        bridge = StdioBridge(topic, primary, tg, command, options)
+        topic._routes.set_handler(bridge)
+        try:
+            yield bridge
+        finally:
+            topic._routes.set_handler(None)
+            tg.cancel_scope.cancel()

@@ -184,20 +184,39 @@ def parse_frame(data: str | bytes) -> Envelope | ErrorFrame:
 
 def parse_frame_object(obj: Mapping[str, Any]) -> Envelope | ErrorFrame:
     if "kind" not in obj and "payload" not in obj:
+        if "error" in obj and obj.get("from") is not None:
+            # an error object that names its sender: a system frame, trusted only from the gateway
+            payload = {"event": "error", **obj}
+            return Envelope(
+                id=_opt_str(obj.get("id")) or "", sender=_gateway_sender(obj), kind="system", payload=payload
+            )
         if "error" in obj:
             error = obj["error"]
             text = error if isinstance(error, str) else json.dumps(error)
             return ErrorFrame(error=text, details=obj.get("details", obj.get("message")), raw=dict(obj))
         event = _event_name(obj)
-        if event == "welcome":  # a bare welcome object without an envelope around it
-            return Envelope(
-                id=_opt_str(obj.get("id")) or "", sender=GATEWAY_ID, kind="system", payload=dict(obj)
-            )
-        if event in ("join", "leave", "heartbeat"):
-            return Envelope(
-                id=_opt_str(obj.get("id")) or "", sender=GATEWAY_ID, kind="presence", payload=dict(obj)
-            )
+        kind = (
+            "system"
+            if event == "welcome"
+            else "presence"
+            if event in ("join", "leave", "heartbeat")
+            else None
+        )
+        if kind is not None:  # a bare welcome or presence object without an envelope around it
+            sender = _gateway_sender(obj)
+            return Envelope(id=_opt_str(obj.get("id")) or "", sender=sender, kind=kind, payload=dict(obj))
     return envelope_from_dict(obj)
+
+
+def _gateway_sender(obj: Mapping[str, Any]) -> str:
+    """The sender of a frame that may come from the gateway: an absent `from` is the gateway's;
+    a present one is kept as it is (a participant's frame stays a participant's)."""
+    sender = obj.get("from")
+    if sender is None:
+        return GATEWAY_ID
+    if not isinstance(sender, str) or not sender:
+        raise EnvelopeError(f"envelope `from` must be a non-empty string, not {sender!r}")
+    return sender
 
 
 def envelope_from_dict(obj: Mapping[str, Any]) -> Envelope:
@@ -215,8 +234,8 @@ def envelope_from_dict(obj: Mapping[str, Any]) -> Envelope:
             raise EnvelopeError("an mcp envelope needs an id")
         if not isinstance(sender, str) or not sender:
             raise EnvelopeError("an mcp envelope needs a `from`")
-    elif not isinstance(sender, str) or not sender:
-        sender = GATEWAY_ID
+    else:
+        sender = _gateway_sender(obj)
     to = _parse_to(obj.get("to"))
     corr = obj.get("correlation_id", obj.get("correlationId"))
     correlation_id = _opt_str(corr)

@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
-from ._envelope import PROTOCOL, Kind
+from ._envelope import Kind
 from ._gateway_state import (
     FrameRejected,
     GatewayConfig,
@@ -40,6 +40,7 @@ from ._gateway_state import (
     system_frame,
     valid_id,
 )
+from ._welcome import welcome_frame
 
 logger = logging.getLogger("mcpx_router.mcpx.gateway")
 
@@ -234,14 +235,7 @@ class Gateway:
         old = room.members.get(pid)
         room.members[pid] = conn
         others = [c.member.info() for p, c in room.members.items() if p != pid]
-        welcome = {
-            "event": "welcome",
-            "protocol": PROTOCOL,
-            "participant": {"id": pid},
-            "participants": others,
-            "history": room.history.items(),
-        }
-        conn.enqueue(system_frame("system", welcome, to=(pid,)))
+        conn.enqueue(welcome_frame(pid, topic, others, room.history.items()))
         if old is not None:
             logger.info("%r reconnected to %r; closing its previous connection", pid, topic)
             old.shut(CLOSE_REPLACED, "replaced by a new connection")

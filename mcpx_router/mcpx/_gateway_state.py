@@ -12,6 +12,7 @@ from typing import Any, TypeGuard
 
 from ._envelope import GATEWAY_ID, PROTOCOL, Kind, envelope_to_dict, new_envelope
 from ._rpc import classify
+from ._welcome import participant_entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +155,7 @@ class Member:
     name: str | None = None
 
     def info(self) -> dict[str, Any]:
-        return {"id": self.participant_id, "name": self.name or self.participant_id, "kind": "agent"}
+        return participant_entry(self.participant_id, self.name)
 
 
 class History:

@@ -17,6 +17,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ._envelope import Envelope, ParticipantInfo, Welcome, parse_presence
 from ._routes import Routes
 from ._topic_events import ConnectionEvent, ConnectionState, PresenceEvent, TopicEvent
+from ._welcome import speaks_for_gateway
 
 __all__ = ["Roster"]
 
@@ -40,6 +41,7 @@ class Roster:
         self.history: tuple[Envelope, ...] = ()
         """The recent broadcast history the gateway sent with its welcome."""
         self._subscribers: set[MemoryObjectSendStream[TopicEvent]] = set()
+        self._impostors: set[str] = set()
 
     @property
     def present(self) -> Mapping[str, ParticipantInfo]:
@@ -65,6 +67,29 @@ class Roster:
         finally:
             self._subscribers.discard(send)
             send.close()
+
+    def admit(self, env: Envelope) -> bool:
+        """Whether a `presence` or `system` frame may speak for the topic: only the gateway's may.
+
+        A participant's frame claiming to be one (a gateway that forwards any kind let it through)
+        is dropped: a warning the first time each participant does it, debug records after.
+        """
+        if speaks_for_gateway(env):
+            return True
+        if env.sender in self._impostors:
+            logger.debug(
+                "topic %r: dropping a %s frame from participant %r", self._topic, env.kind, env.sender
+            )
+        else:
+            self._impostors.add(env.sender)
+            logger.warning(
+                "topic %r: dropping a %s frame from participant %r: only the gateway speaks for the topic"
+                " (later ones are logged at debug)",
+                self._topic,
+                env.kind,
+                env.sender,
+            )
+        return False
 
     def welcome(self, welcome: Welcome) -> None:
         """Take the welcome's history and roster: `leave` for those gone, `join` for newcomers."""

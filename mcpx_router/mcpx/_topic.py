@@ -237,6 +237,8 @@ class TopicClient:
                     if isinstance(frame, ErrorFrame):
                         self._on_error_frame(frame)
                         continue
+                    if frame.kind != "mcp" and not self._roster.admit(frame):
+                        continue
                     welcome = parse_welcome(frame)
                     if welcome is not None:
                         self.participant_id = welcome.participant_id or self.requested_id
@@ -354,6 +356,8 @@ class TopicClient:
             return
         if isinstance(frame, ErrorFrame):
             self._on_error_frame(frame)
+        elif frame.kind != "mcp" and not self._roster.admit(frame):
+            return  # a participant claiming to speak for the topic
         elif frame.kind == "presence":
             self._roster.on_presence(frame)
         elif frame.kind == "system":
@@ -366,9 +370,6 @@ class TopicClient:
         self._roster.publish(GatewayErrorEvent(frame.error, None, frame.details))
 
     def _on_system(self, env: Envelope) -> None:
-        if not env.sender.startswith("system"):
-            logger.warning("topic %r: dropping a system frame from participant %r", self.topic, env.sender)
-            return
         welcome = parse_welcome(env)
         if welcome is not None:
             self._roster.welcome(welcome)

@@ -38,7 +38,7 @@ async def test_dev_token_welcome_and_presence(gateway: tuple[Gateway, str]) -> N
     async with raw_peer(url, TOPIC, "alice", token=body["token"]) as alice:
         welcome = alice.welcome
         assert welcome["protocol"] == PROTOCOL and welcome["from"] == "system:gateway"
-        assert welcome["payload"]["participant"] == {"id": "alice"}
+        assert welcome["payload"]["participant"]["id"] == "alice"
         assert welcome["payload"]["participants"] == []
         async with raw_peer(url, TOPIC, "bob", gw) as bob:
             assert [p["id"] for p in bob.welcome["payload"]["participants"]] == ["alice"]

@@ -1,0 +1,67 @@
+"""Who speaks for a topic, and what the gateway says when it speaks: pure functions, no I/O.
+
+Only the gateway speaks for a topic: a `presence` or `system` frame counts only when its `from`
+is absent or starts with `system` (the draft's gateway id is `system:gateway`; our gateway
+refuses participant ids starting with `system`). Anything else that claims to be presence, a
+welcome or a system message came from a participant, through a gateway that forwards any kind,
+and is dropped.
+
+The welcome our gateway sends is a superset of the shapes clients wait for: the draft's
+(`event`, `participant.id`, `participants`, `history`) plus `type`, `participant_id` and `topic`,
+in the payload and at the top of the envelope (see docs/mcpx.md, "Wire format").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ._envelope import GATEWAY_ID, PROTOCOL, Envelope, envelope_to_dict, new_envelope
+
+MCP_VERSION: Final = "2025-06-18"
+"""The MCP revision MCPx v0 negotiates by (its section 4.1); presence entries advertise it. Each
+pair of participants still negotiates its own version in `initialize`."""
+
+
+def speaks_for_gateway(env: Envelope) -> bool:
+    """True if `env` comes from the gateway: `from` absent (read as `system:gateway`) or `system…`."""
+    return env.sender.startswith("system")
+
+
+def participant_entry(participant_id: str, name: str | None = None, kind: str = "agent") -> dict[str, Any]:
+    """A participant as the gateway lists it in a welcome or a presence frame."""
+    return {
+        "id": participant_id,
+        "name": name or participant_id,
+        "kind": kind,
+        "mcp": {"version": MCP_VERSION},
+    }
+
+
+def welcome_payload(
+    participant_id: str, topic: str, participants: Sequence[dict[str, Any]], history: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The welcome's payload: the draft's fields and the ones other clients read."""
+    return {
+        "event": "welcome",
+        "type": "welcome",
+        "protocol": PROTOCOL,
+        "topic": topic,
+        "participant_id": participant_id,
+        "participant": participant_entry(participant_id),
+        "participants": list(participants),
+        "history": list(history),
+    }
+
+
+def welcome_frame(
+    participant_id: str, topic: str, participants: Sequence[dict[str, Any]], history: Sequence[dict[str, Any]]
+) -> str:
+    """The whole welcome envelope as sent: a `system` envelope from `system:gateway` to the newcomer,
+    with `type`, `participant_id` and `topic` repeated at its top for clients that read them there."""
+    payload = welcome_payload(participant_id, topic, participants, history)
+    env = new_envelope(sender=GATEWAY_ID, kind="system", payload=payload, to=(participant_id,))
+    frame = envelope_to_dict(env)
+    frame.update(type="welcome", participant_id=participant_id, topic=topic)
+    return json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
