@@ -78,7 +78,7 @@ async def run(settings: Settings) -> list[Row]:
             passed = None if target is None else ratio <= target
             verdict = "" if passed is None else (" PASS" if passed else " FAIL")
             print(
-                f"  {metric}: {fmt_seconds(b)} vs {fmt_seconds(s)}, {ratio:.3f}x ({rounds} rounds){verdict}"
+                f"  {metric}: {fmt_seconds(s)} vs {fmt_seconds(b)}, {ratio:.3f}x ({rounds} rounds){verdict}"
             )
             rows.append(
                 Row(
