@@ -40,6 +40,11 @@ class GatewayConfig:
     rate_burst: int = 100
     send_queue: int = 1024
     max_message_bytes: int = 1024 * 1024
+    ping_interval: float | None = 20.0
+    """Seconds between WebSocket pings to each participant (None: no pings, no dead-peer check)."""
+    ping_timeout: float = 20.0
+    """A participant from which nothing (not even a pong) arrives for `ping_interval` +
+    `ping_timeout` seconds is disconnected, and its `leave` announced."""
 
 
 def valid_id(value: Any) -> TypeGuard[str]:

@@ -22,6 +22,8 @@ from hypercorn.utils import wrap_app
 from .._console import add_verbose, console_logging, run_command
 from ._gateway import Gateway
 from ._gateway_state import GatewayConfig, TokenGrant
+from ._keepalive import Keepalive, keepalive_settings
+from ._topic_options import add_keepalive_flags
 
 logger = logging.getLogger("mcpx_router.mcpx.gateway")
 _GRACE = 2.0
@@ -48,13 +50,22 @@ def _url(sock: socket.socket) -> str:
 
 
 async def _serve(
-    asgi: Any, sock: socket.socket, shutdown: Callable[[], Awaitable[None]], max_message_bytes: int
+    asgi: Any,
+    sock: socket.socket,
+    shutdown: Callable[[], Awaitable[None]],
+    max_message_bytes: int,
+    keepalive: Keepalive | None,
 ) -> None:
     config = Config()
     config.accesslog = None
     config.errorlog = logger
     config.graceful_timeout = _GRACE
     config.websocket_max_message_size = max_message_bytes
+    if keepalive is not None:
+        # Hypercorn pings; a connection that has sent nothing, not even a pong, for an interval
+        # and a timeout is closed, and the app sees it disconnect.
+        config.websocket_ping_interval = keepalive.interval
+        config.read_timeout = keepalive.interval + keepalive.timeout  # type: ignore[assignment]
     app = wrap_app(asgi, config.wsgi_max_body_size, "asgi")
     sockets = Sockets(secure_sockets=[], insecure_sockets=[sock], quic_sockets=[])
     if sniffio.current_async_library() == "trio":
@@ -75,8 +86,11 @@ async def serve_asgi(
     port: int = 0,
     max_message_bytes: int = 16 * 1024 * 1024,
     on_shutdown: Callable[[], None] | None = None,
+    keepalive: Keepalive | None = None,
 ) -> AsyncIterator[str]:
-    """Serve any ASGI app with Hypercorn on the running backend; yield its base URL."""
+    """Serve any ASGI app with Hypercorn on the running backend; yield its base URL.
+
+    With `keepalive`, WebSocket connections are pinged and closed once they stop answering."""
     sock = _listen(host, port)
     stop = anyio.Event()
     stopped = anyio.Event()
@@ -88,7 +102,7 @@ async def serve_asgi(
     async def serve() -> None:
         try:
             with serve_scope:
-                await _serve(app, sock, stop.wait, max_message_bytes)
+                await _serve(app, sock, stop.wait, max_message_bytes, keepalive)
         finally:
             stopped.set()
 
@@ -120,8 +134,14 @@ async def run_gateway(
 
     Port 0 picks a free port. On exit every participant is disconnected (code 1001)."""
     gw = gateway if gateway is not None else Gateway(config)
+    keepalive = keepalive_settings(gw.config.ping_interval, gw.config.ping_timeout)
     async with serve_asgi(
-        gw.app, host=host, port=port, max_message_bytes=gw.config.max_message_bytes, on_shutdown=gw.close_all
+        gw.app,
+        host=host,
+        port=port,
+        max_message_bytes=gw.config.max_message_bytes,
+        on_shutdown=gw.close_all,
+        keepalive=keepalive,
     ) as url:
         yield url
 
@@ -183,6 +203,7 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--history", type=int, default=100, help="broadcast envelopes kept per topic")
     parser.add_argument("--rate", type=float, default=50.0, help="frames per second per participant")
+    add_keepalive_flags(parser, "each participant")
     add_verbose(parser)
     args = parser.parse_args(argv)
     tokens: dict[str, TokenGrant] = {}
@@ -197,6 +218,8 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
         history_limit=args.history,
         rate_per_second=args.rate,
         rate_burst=max(int(args.rate * 2), 1),
+        ping_interval=args.ping_interval,
+        ping_timeout=args.ping_timeout,
     )
     with console_logging(args.verbose):
         return gateway_main(args.host, args.port, config=config)

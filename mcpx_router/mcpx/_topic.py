@@ -40,6 +40,7 @@ from ._envelope import (
     parse_welcome,
 )
 from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError, WebSocketClosed
+from ._keepalive import DEFAULT_PING_INTERVAL, DEFAULT_PING_TIMEOUT, keepalive_settings, watch
 from ._pace import DEFAULT_SEND_RATE, Pacer
 from ._roster import Roster
 from ._routes import PeerChannel, Routes
@@ -84,6 +85,9 @@ class TopicClient:
             lost connection stays lost. Entering the client still fails if the first attempt does.
         send_rate: At most this many frames a second go out (None: no limit); frames wait in
             turn rather than be dropped by the gateway's per-participant rate limit.
+        ping_interval: Seconds between WebSocket pings (None: never ping).
+        ping_timeout: Seconds the gateway has to answer a ping (or send anything); after that
+            the connection counts as lost (and is made again if `reconnect` says so).
     """
 
     def __init__(
@@ -99,6 +103,8 @@ class TopicClient:
         channel_buffer: int = 256,
         reconnect: Reconnect | None = None,
         send_rate: float | None = DEFAULT_SEND_RATE,
+        ping_interval: float | None = DEFAULT_PING_INTERVAL,
+        ping_timeout: float = DEFAULT_PING_TIMEOUT,
     ) -> None:
         if not topic or not participant_id:
             raise ValueError("topic and participant_id must be non-empty")
@@ -113,6 +119,7 @@ class TopicClient:
         self._ssl_context = ssl_context
         self._reconnect = reconnect
         self._pacer = Pacer(send_rate) if send_rate is not None else None
+        self._keepalive = keepalive_settings(ping_interval, ping_timeout)
         self._close_code: int | None = None
         self._state = ConnectionState.CLOSED
         self._routes = Routes(self)
@@ -205,6 +212,8 @@ class TopicClient:
                     self._on_text(text)
                 async with anyio.create_task_group() as conn_tg:
                     conn_tg.start_soon(self._write_loop, ws, outbox_recv, conn_tg.cancel_scope)
+                    if self._keepalive is not None:
+                        conn_tg.start_soon(watch, ws, self._keepalive, conn_tg.cancel_scope)
                     try:
                         while True:
                             self._on_text(await ws.receive_text())

@@ -252,6 +252,8 @@ class Router(AdapterFace):
         reconnect: Reconnect | None = None,
         send_rate: float | None = DEFAULT_SEND_RATE,
         mode: str = "legacy",
+        ping_interval: float | None = 20.0,
+        ping_timeout: float = 20.0,
     ) -> TopicMembership:
         """Join an MCPx topic: every participant present is a peer, named by its participant id.
 
@@ -285,6 +287,9 @@ class Router(AdapterFace):
                 per-participant rate limit never drops one; joining costs three per participant.
             mode: How to negotiate with participants (see `mcp.Client`); MCPx v0 participants
                 expect the `initialize` handshake.
+            ping_interval: Seconds between WebSocket pings to the gateway (None: none).
+            ping_timeout: A gateway that answers nothing for this long after a ping is taken
+                as gone: the connection counts as lost and is made again (see `reconnect`).
 
         Raises:
             MCPxConnectionError: The gateway could not be reached (MCPxAuthError: it refused us).
@@ -304,6 +309,8 @@ class Router(AdapterFace):
             retry_unresponsive=retry_unresponsive,
             reconnect=reconnect if reconnect is not None else self._settings.reconnect,
             send_rate=send_rate,
+            ping_interval=ping_interval,
+            ping_timeout=ping_timeout,
         )
         joined: TopicMembership = await tg.start(membership.run)
         return joined
