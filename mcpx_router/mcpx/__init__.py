@@ -9,7 +9,7 @@ Bridge: `bridge_stdio_server`, `run_bridge`, `bridge_main` (make any stdio MCP s
 import importlib
 from typing import TYPE_CHECKING
 
-from ._auth import TokenProvider, dev_token_provider, static_token, websocket_url
+from ._auth import TokenProvider, dev_token_provider, static_token, token_endpoint, websocket_url
 from ._bridge import StdioBridge, bridge_stdio_server
 from ._bridge_cli import bridge_cli, bridge_main, run_bridge
 from ._channel import ParticipantTransport
@@ -38,7 +38,7 @@ from ._errors import (
     MCPxConnectionError,
     MCPxError,
 )
-from ._gateway_state import GatewayConfig, TokenGrant
+from ._gateway_state import GatewayConfig, TokenGrant, TokenVerifier
 from ._participant import ParticipantServer, serve_participant
 from ._topic import (
     ConnectionEvent,
@@ -52,6 +52,7 @@ from ._topic import (
 if TYPE_CHECKING:
     from ._gateway import Gateway
     from ._serve import gateway_cli, gateway_main, run_gateway, serve_gateway
+    from ._tokens import JWTIssuer, JWTVerifier
 
 _GATEWAY_SIDE = {
     "Gateway": "._gateway",
@@ -59,8 +60,10 @@ _GATEWAY_SIDE = {
     "gateway_main": "._serve",
     "run_gateway": "._serve",
     "serve_gateway": "._serve",
+    "JWTIssuer": "._tokens",
+    "JWTVerifier": "._tokens",
 }
-"""Names whose modules load Starlette and Hypercorn: imported when first used (see `__getattr__`)."""
+"""Names whose modules load Starlette, Hypercorn or PyJWT: imported when first used (see `__getattr__`)."""
 
 
 def __getattr__(name: str) -> object:
@@ -85,6 +88,8 @@ __all__ = [
     "Gateway",
     "GatewayConfig",
     "GatewayErrorEvent",
+    "JWTIssuer",
+    "JWTVerifier",
     "MCPxAuthError",
     "MCPxClosedError",
     "MCPxConnectionError",
@@ -98,6 +103,7 @@ __all__ = [
     "SystemErrorInfo",
     "TokenGrant",
     "TokenProvider",
+    "TokenVerifier",
     "TopicClient",
     "TopicEvent",
     "Welcome",
@@ -119,5 +125,6 @@ __all__ = [
     "serve_gateway",
     "serve_participant",
     "static_token",
+    "token_endpoint",
     "websocket_url",
 ]

@@ -1,7 +1,8 @@
 """Token providers and gateway URL helpers.
 
-A token provider is any `async () -> str`. It is called for every (re)connect, so a provider
-for short-lived tokens simply fetches a new one each time.
+A token provider is any `async () -> str`. A topic client calls it to connect, keeps the token
+for its reconnects, and calls it again when the gateway refuses that token (expired, or the
+gateway restarted and forgot it): a provider should return a fresh token each time it is called.
 """
 
 from __future__ import annotations
@@ -45,11 +46,23 @@ def dev_token_provider(
     gateway_url: str, participant_id: str, topic: str, *, timeout: float = 10.0
 ) -> TokenProvider:
     """Fetch a token from a development gateway: `POST /v0/auth/token {"participantId", "topic"}`."""
-    endpoint = f"{http_base(gateway_url)}/v0/auth/token"
+    return token_endpoint(f"{http_base(gateway_url)}/v0/auth/token", participant_id, topic, timeout=timeout)
+
+
+def token_endpoint(
+    endpoint: str,
+    participant_id: str,
+    topic: str,
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float = 10.0,
+) -> TokenProvider:
+    """Fetch a token from a token service: `POST endpoint {"participantId", "topic"}` answered
+    `{"token": ...}` (the development gateway's shape); `headers` e.g. authenticate us to it."""
 
     async def provide() -> str:
         try:
-            async with httpx2.AsyncClient(timeout=timeout) as client:
+            async with httpx2.AsyncClient(timeout=timeout, headers=headers) as client:
                 response = await client.post(endpoint, json={"participantId": participant_id, "topic": topic})
         except httpx2.HTTPError as exc:
             raise MCPxConnectionError(f"token request to {endpoint} failed: {exc}") from None

@@ -138,6 +138,8 @@ def bridge_cli(argv: Sequence[str] | None = None) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the stdio server command after --")
+    if args.token and args.token_url:
+        parser.error("give --token or --token-url, not both")
     with console_logging(args.verbose):
         return bridge_main(
             args.gateway,

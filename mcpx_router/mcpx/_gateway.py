@@ -216,7 +216,9 @@ class Gateway:
 
     async def _websocket(self, websocket: WebSocket) -> None:
         topic = websocket.query_params.get("topic") or ""
-        token = _bearer(websocket.headers.get("authorization")) or websocket.query_params.get("token")
+        token = _bearer(websocket.headers.get("authorization"))
+        if token is None and self.config.query_tokens:
+            token = websocket.query_params.get("token")
         await websocket.accept()
         if self._closed:
             await websocket.close(CLOSE_GOING_AWAY, "gateway shutting down")

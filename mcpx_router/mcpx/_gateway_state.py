@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 from ._envelope import GATEWAY_ID, PROTOCOL, Kind, envelope_to_dict, new_envelope
 from ._rpc import classify
+
+logger = logging.getLogger("mcpx_router.mcpx.gateway")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +31,26 @@ class TokenGrant:
         return self.topics is None or topic in self.topics
 
 
+class TokenVerifier(Protocol):
+    """Who a bearer token authenticates; None refuses it (the gateway then closes with 1008).
+
+    Implemented by `JWTVerifier`; consulted for tokens the gateway did not issue or configure.
+    """
+
+    def verify(self, token: str) -> TokenGrant | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class GatewayConfig:
     dev_tokens: bool = True
     """Serve `POST /v0/auth/token` (anyone may claim any id: for development only)."""
     tokens: Mapping[str, TokenGrant] = field(default_factory=dict)
     """Pre-shared tokens, always accepted (alongside dev tokens when those are on)."""
+    verifier: TokenVerifier | None = None
+    """Verifies the other tokens, e.g. `JWTVerifier`: signed tokens that outlive this process."""
+    query_tokens: bool = False
+    """Accept `?token=` on the WebSocket URL as well as the `Authorization` header. Off: URLs
+    end up in access logs, proxies' included, and a token there is readable by whoever reads them."""
     token_ttl: float = 3600.0
     history_limit: int = 100
     rate_per_second: float = 50.0
@@ -72,12 +89,23 @@ class TokenStore:
     def check(self, token: str | None, topic: str | None) -> TokenGrant | None:
         if not token:
             return None
-        grant = self._config.tokens.get(token) or self._issued.get(token)
+        grant = self._config.tokens.get(token) or self._issued.get(token) or self._verify(token)
         if grant is None:
             return None
         if topic is None:
             return grant if grant.expires_at is None or time.monotonic() < grant.expires_at else None
         return grant if grant.allows(topic, time.monotonic()) else None
+
+
+    def _verify(self, token: str) -> TokenGrant | None:
+        verifier = self._config.verifier
+        if verifier is None:
+            return None
+        try:
+            return verifier.verify(token)
+        except Exception:  # a verifier that fails refuses: never "valid"
+            logger.exception("the token verifier failed; refusing the token")
+            return None
 
 
 class RateLimiter:

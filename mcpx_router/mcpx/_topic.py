@@ -78,8 +78,9 @@ class TopicClient:
         gateway_url: The gateway's base URL (http(s):// or ws(s)://).
         topic: The topic to join.
         participant_id: The id to join as (the gateway may assign another; see `participant_id`).
-        token_provider: `async () -> str`, called before every (re)connection; by default a
-            development token is asked of the gateway.
+        token_provider: `async () -> str`, called to connect and again whenever the gateway
+            refuses the token we hold (HTTP 401/403 or close code 1008: expired, or forgotten by
+            a restarted gateway); by default a development token is asked of the gateway.
         reconnect: When the connection is lost, connect again after these delays (the welcome
             then reconciles the roster: `leave` for those gone, `join` for newcomers). None: a
             lost connection stays lost. Entering the client still fails if the first attempt does.
@@ -114,6 +115,7 @@ class TopicClient:
         self.participant_id = participant_id
         self.channel_buffer = channel_buffer
         self._token_provider = token_provider or dev_token_provider(gateway_url, participant_id, topic)
+        self._token: str | None = None
         self._welcome_timeout = welcome_timeout
         self._connect_timeout = connect_timeout
         self._ssl_context = ssl_context
@@ -189,11 +191,22 @@ class TopicClient:
             delays, failures = self._reconnect.delays(), 0  # it was connected: start the delays over
 
     async def _connect_and_serve(self, task_status: TaskStatus[None]) -> None:
-        from ._ws import connect_websocket  # wsproto loads with the first connection, not on import
-
+        """Connect with the token we hold, or a fresh one when it is refused (or we hold none)."""
         self._set_state(ConnectionState.CONNECTING)
         self._close_code = None
-        token = await self._token_provider()
+        held = self._token
+        if held is not None:
+            try:
+                await self._serve_with(held, task_status)
+                return
+            except MCPxAuthError as exc:  # the token went stale: a fresh one, at once
+                logger.info("topic %r: our token was refused (%s); fetching a new one", self.topic, exc)
+                self._token = None
+        await self._serve_with(await self._token_provider(), task_status)
+
+    async def _serve_with(self, token: str, task_status: TaskStatus[None]) -> None:
+        from ._ws import connect_websocket
+
         url = websocket_url(self.gateway_url, self.topic)
         reason = "connection closed"
         async with connect_websocket(
@@ -203,6 +216,7 @@ class TopicClient:
             connect_timeout=self._connect_timeout,
         ) as ws:
             early = await self._await_welcome(ws)
+            self._token = token  # accepted: kept for reconnecting
             outbox_send, outbox_recv = anyio.create_memory_object_stream[str](_OUTBOX_SIZE)
             self._outbox = outbox_send
             self._set_state(ConnectionState.CONNECTED)

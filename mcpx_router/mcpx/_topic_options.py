@@ -10,7 +10,7 @@ import argparse
 import math
 from typing import TypedDict
 
-from ._auth import TokenProvider
+from ._auth import TokenProvider, token_endpoint
 
 __all__ = ["TopicOptions", "add_keepalive_flags", "add_topic_flags", "parse_rate", "topic_options"]
 
@@ -91,7 +91,13 @@ def add_keepalive_flags(parser: argparse.ArgumentParser, who: str) -> None:
 
 
 def add_topic_flags(parser: argparse.ArgumentParser) -> None:
-    """The flags of a command that joins a topic: send rate and keepalive."""
+    """The flags of a command that joins a topic: token service, send rate and keepalive."""
+    parser.add_argument(
+        "--token-url",
+        metavar="URL",
+        help="a token service: POST {participantId, topic} -> {token}; asked again whenever the "
+        "gateway refuses the token held (expired, or a restarted gateway)",
+    )
     parser.add_argument(
         "--send-rate",
         type=_rate,
@@ -104,7 +110,10 @@ def add_topic_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def topic_options(args: argparse.Namespace) -> TopicOptions:
-    """The `TopicClient` options given by `add_topic_flags`' flags."""
-    return TopicOptions(
+    """The `TopicClient` options given by `add_topic_flags`' flags (and `--topic`, `--id`)."""
+    options = TopicOptions(
         send_rate=args.send_rate, ping_interval=args.ping_interval, ping_timeout=args.ping_timeout
     )
+    if args.token_url:
+        options["token_provider"] = token_endpoint(args.token_url, args.participant_id, args.topic)
+    return options
