@@ -96,7 +96,6 @@ class TokenStore:
             return grant if grant.expires_at is None or time.monotonic() < grant.expires_at else None
         return grant if grant.allows(topic, time.monotonic()) else None
 
-
     def _verify(self, token: str) -> TokenGrant | None:
         verifier = self._config.verifier
         if verifier is None:
@@ -125,13 +124,44 @@ class RateLimiter:
         self._buckets[key] = (tokens - 1.0, now)
         return True
 
+    def retry_after(self, key: str) -> float:
+        """Seconds until `key` may send one frame again."""
+        tokens, last = self._buckets.get(key, (float(self.burst), time.monotonic()))
+        tokens = min(float(self.burst), tokens + (time.monotonic() - last) * self.rate)
+        return max(0.0, (1.0 - tokens) / self.rate) if self.rate > 0 else 60.0
+
 
 class FrameRejected(Exception):
-    def __init__(self, error: str, message: str, correlation_id: str | None = None) -> None:
+    def __init__(
+        self,
+        error: str,
+        message: str,
+        correlation_id: str | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.error = error
         self.message = message
         self.correlation_id = correlation_id
+        self.extra = dict(extra or {})
+
+
+def over_rate(text: str, limiter: RateLimiter, key: str) -> FrameRejected:
+    """The refusal of a frame over the rate limit: the limit, when to try again, and which frame
+    (its envelope id as `correlation_id`) so that the sender can send it again then."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        obj = None
+    env_id = obj.get("id") if isinstance(obj, dict) else None
+    retry_after = round(limiter.retry_after(key), 3)
+    message = (
+        f"rate limit: at most {limiter.rate:g} frames a second (bursts of {limiter.burst}); "
+        f"this frame was dropped: send it again in {retry_after:g} s, and slow down"
+    )
+    limit = {"frames": limiter.rate, "per_seconds": 1, "burst": limiter.burst}
+    ref = env_id if isinstance(env_id, str) and env_id else None
+    return FrameRejected("rate_limited", message, ref, {"retry_after": retry_after, "limit": limit})
 
 
 def check_client_frame(text: str, participant_id: str) -> dict[str, Any]:
@@ -177,7 +207,7 @@ def system_frame(
 
 
 def error_frame(participant_id: str, rejected: FrameRejected) -> str:
-    payload = {"event": "error", "error": rejected.error, "message": rejected.message}
+    payload = {"event": "error", "error": rejected.error, "message": rejected.message, **rejected.extra}
     return system_frame("system", payload, to=(participant_id,), corr=rejected.correlation_id)
 
 

@@ -33,7 +33,6 @@ from ._envelope import (
     ErrorFrame,
     Kind,
     ParticipantInfo,
-    encode_envelope,
     new_envelope,
     parse_frame,
     parse_system_error,
@@ -41,9 +40,12 @@ from ._envelope import (
 )
 from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError, WebSocketClosed
 from ._keepalive import DEFAULT_PING_INTERVAL, DEFAULT_PING_TIMEOUT, keepalive_settings, watch
-from ._pace import DEFAULT_SEND_RATE, Pacer
+from ._pace import DEFAULT_SEND_RATE
+from ._ratelimit import rate_limit_error
 from ._roster import Roster
 from ._routes import PeerChannel, Routes
+from ._rpc import INTERNAL_ERROR
+from ._sendq import Outgoing, SendBudget, outgoing
 from ._topic_events import (
     ConnectionEvent,
     ConnectionState,
@@ -67,6 +69,8 @@ __all__ = [
 logger = logging.getLogger("mcpx_router.mcpx")
 
 _OUTBOX_SIZE: Final = 1024
+DEFAULT_SEND_TIMEOUT: Final = 60.0
+"""As long as a Router's calls may take by default."""
 _CLOSE_REPLACED: Final = 4000
 """The gateway's close code for a connection replaced by a newer one under the same id."""
 
@@ -86,6 +90,8 @@ class TopicClient:
             lost connection stays lost. Entering the client still fails if the first attempt does.
         send_rate: At most this many frames a second go out (None: no limit); frames wait in
             turn rather than be dropped by the gateway's per-participant rate limit.
+        send_timeout: Seconds a request may wait for its turn to go out (None: no limit); one
+            that cannot go out in time is answered at once with an error that says so.
         ping_interval: Seconds between WebSocket pings (None: never ping).
         ping_timeout: Seconds the gateway has to answer a ping (or send anything); after that
             the connection counts as lost (and is made again if `reconnect` says so).
@@ -104,6 +110,7 @@ class TopicClient:
         channel_buffer: int = 256,
         reconnect: Reconnect | None = None,
         send_rate: float | None = DEFAULT_SEND_RATE,
+        send_timeout: float | None = DEFAULT_SEND_TIMEOUT,
         ping_interval: float | None = DEFAULT_PING_INTERVAL,
         ping_timeout: float = DEFAULT_PING_TIMEOUT,
     ) -> None:
@@ -120,7 +127,7 @@ class TopicClient:
         self._connect_timeout = connect_timeout
         self._ssl_context = ssl_context
         self._reconnect = reconnect
-        self._pacer = Pacer(send_rate) if send_rate is not None else None
+        self._budget = SendBudget(send_rate, send_timeout, self._fail_unsent)
         self._keepalive = keepalive_settings(ping_interval, ping_timeout)
         self._close_code: int | None = None
         self._state = ConnectionState.CLOSED
@@ -128,7 +135,7 @@ class TopicClient:
         self._roster = Roster(
             topic, self._routes, lambda pid: pid in (self.participant_id, self.requested_id)
         )
-        self._outbox: MemoryObjectSendStream[str] | None = None
+        self._outbox: MemoryObjectSendStream[Outgoing] | None = None
         self._stack: AsyncExitStack | None = None
         self._closing = False
 
@@ -217,15 +224,16 @@ class TopicClient:
         ) as ws:
             early = await self._await_welcome(ws)
             self._token = token  # accepted: kept for reconnecting
-            outbox_send, outbox_recv = anyio.create_memory_object_stream[str](_OUTBOX_SIZE)
-            self._outbox = outbox_send
+            outbox_send, outbox_recv = anyio.create_memory_object_stream[Outgoing](_OUTBOX_SIZE)
+            self._outbox = self._budget.outbox = outbox_send
+            self._budget.queued = 0
             self._set_state(ConnectionState.CONNECTED)
             task_status.started()
             try:
                 for text in early:
                     self._on_text(text)
                 async with anyio.create_task_group() as conn_tg:
-                    conn_tg.start_soon(self._write_loop, ws, outbox_recv, conn_tg.cancel_scope)
+                    conn_tg.start_soon(self._budget.run, ws, outbox_recv, conn_tg.cancel_scope)
                     if self._keepalive is not None:
                         conn_tg.start_soon(watch, ws, self._keepalive, conn_tg.cancel_scope)
                     try:
@@ -235,8 +243,9 @@ class TopicClient:
                         reason = str(exc)
                     conn_tg.cancel_scope.cancel()
             finally:
-                self._outbox = None
+                self._outbox = self._budget.outbox = None
                 outbox_send.close()
+                self._budget.requeue_pending()
                 if self._closing:
                     self._routes.end_all("topic client closed")
                 else:
@@ -280,18 +289,6 @@ class TopicClient:
                 f"the gateway closed the connection before the welcome: {exc}"
             ) from None
 
-    async def _write_loop(
-        self, ws: WebSocket, outbox: MemoryObjectReceiveStream[str], scope: anyio.CancelScope
-    ) -> None:
-        try:
-            async with outbox:
-                async for text in outbox:
-                    if self._pacer is not None:
-                        await self._pacer.wait()
-                    await ws.send_text(text)
-        except WebSocketClosed:
-            scope.cancel()
-
     # -- public API ---------------------------------------------------------------------------
 
     @property
@@ -322,14 +319,18 @@ class TopicClient:
 
     async def send(self, envelope: Envelope) -> None:
         """Send an envelope (built with `new_envelope`). Raises `MCPxConnectionError` when not connected."""
-        text = encode_envelope(envelope)
+        item = outgoing(envelope)
         outbox = self._outbox
         if outbox is None or self._state is not ConnectionState.CONNECTED:
             raise MCPxConnectionError(f"topic {self.topic!r} is not connected ({self._state.value})")
+        if item.request and (refusal := self._budget.refusal(self._budget.queued)) is not None:
+            self._fail_unsent(envelope.id, refusal)  # not sent: answered at once, saying why
+            return
         try:
-            await outbox.send(text)
+            await outbox.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise MCPxConnectionError(f"topic {self.topic!r} lost its connection") from None
+        self._budget.queued += 1
 
     async def notify(
         self, method: str, params: dict[str, Any] | None = None, *, to: tuple[str, ...] = ()
@@ -354,13 +355,18 @@ class TopicClient:
         if outbox is None:
             return False
         try:
-            outbox.send_nowait(encode_envelope(envelope))
+            outbox.send_nowait(outgoing(envelope))
         except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.warning(
                 "topic %r: outbox full or closed, dropped an envelope to %s", self.topic, envelope.to
             )
             return False
+        self._budget.queued += 1
         return True
+
+    def _fail_unsent(self, env_id: str, message: str) -> None:
+        env = self.envelope("system", {"event": "error"}, correlation_id=env_id)
+        self._routes.fail_request(env_id, message, env, INTERNAL_ERROR)
 
     def _add_channel(self, peer: str, channel: PeerChannel) -> None:
         if self._state is not ConnectionState.CONNECTED:
@@ -385,7 +391,11 @@ class TopicClient:
             self._routes.on_mcp(frame)
 
     def _on_error_frame(self, frame: ErrorFrame) -> None:
-        logger.warning("topic %r: gateway error %s: %s", self.topic, frame.error, frame.details)
+        info = rate_limit_error(frame.raw)
+        if info is not None:
+            self._budget.rate_limited(info)
+        else:
+            logger.warning("topic %r: gateway error %s: %s", self.topic, frame.error, frame.details)
         self._roster.publish(GatewayErrorEvent(frame.error, None, frame.details))
 
     def _on_system(self, env: Envelope) -> None:
@@ -400,8 +410,12 @@ class TopicClient:
         if error is None:
             logger.debug("topic %r: ignoring system frame %r", self.topic, env.payload)
             return
-        logger.warning("topic %r: gateway error %s: %s", self.topic, error.error, error.message)
         self._roster.publish(GatewayErrorEvent(error.error, error.message, error.details, env.correlation_id))
+        info = rate_limit_error(env.payload, env.correlation_id)
+        if info is not None and self._budget.rate_limited(info):
+            return  # it goes out again
+        if info is None:
+            logger.warning("topic %r: gateway error %s: %s", self.topic, error.error, error.message)
         text = f"gateway refused the request: {error.message or error.error}"
         self._routes.fail_request(env.correlation_id, text, env)
 

@@ -254,6 +254,7 @@ class Router(AdapterFace):
         mode: str = "legacy",
         ping_interval: float | None = 20.0,
         ping_timeout: float = 20.0,
+        send_timeout: float | None = 60.0,
     ) -> TopicMembership:
         """Join an MCPx topic: every participant present is a peer, named by its participant id.
 
@@ -287,6 +288,8 @@ class Router(AdapterFace):
                 per-participant rate limit never drops one; joining costs three per participant.
             mode: How to negotiate with participants (see `mcp.Client`); MCPx v0 participants
                 expect the `initialize` handshake.
+            send_timeout: Seconds a call may wait for its turn within `send_rate` (None: no
+                limit); one that cannot go out in time is answered at once, saying so.
             ping_interval: Seconds between WebSocket pings to the gateway (None: none).
             ping_timeout: A gateway that answers nothing for this long after a ping is taken
                 as gone: the connection counts as lost and is made again (see `reconnect`).
@@ -311,6 +314,7 @@ class Router(AdapterFace):
             send_rate=send_rate,
             ping_interval=ping_interval,
             ping_timeout=ping_timeout,
+            send_timeout=send_timeout,
         )
         joined: TopicMembership = await tg.start(membership.run)
         return joined

@@ -86,6 +86,7 @@ class TopicMembership:
         send_rate: float | None,
         ping_interval: float | None = 20.0,
         ping_timeout: float = 20.0,
+        send_timeout: float | None = 60.0,
     ) -> None:
         if not handshake_timeout > 0:
             raise ValueError(f"handshake_timeout must be positive seconds, not {handshake_timeout!r}")
@@ -105,6 +106,7 @@ class TopicMembership:
         self._reconnect = reconnect
         self._send_rate = send_rate
         self._ping = (ping_interval, ping_timeout)
+        self._send_timeout = send_timeout
         # Handshakes wait for a slot rather than in our paced outbox, where their time would run
         # out: a handshake costs three frames, so this many take about a second.
         self._handshakes = anyio.CapacityLimiter(max(1, int(send_rate // 3)) if send_rate else 64)
@@ -206,6 +208,7 @@ class TopicMembership:
                         send_rate=self._send_rate,
                         ping_interval=self._ping[0],
                         ping_timeout=self._ping[1],
+                        send_timeout=self._send_timeout,
                     )
                     if self._serve is not None:  # ready before the others see us join
                         self._server = await stack.enter_async_context(serve_participant(client, self._serve))
