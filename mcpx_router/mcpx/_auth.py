@@ -7,6 +7,7 @@ gateway restarted and forgot it): a provider should return a fresh token each ti
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -16,6 +17,32 @@ import httpx2
 from ._errors import MCPxAuthError, MCPxConnectionError
 
 TokenProvider = Callable[[], Awaitable[str]]
+
+logger = logging.getLogger("mcpx_router.mcpx")
+
+
+class TokenHolder:
+    """The token a client connects with: asked of `provider` when there is none, kept while the
+    gateway accepts it, and asked for anew at once when the gateway refuses it (it expired, or a
+    restarted gateway forgot it)."""
+
+    def __init__(self, provider: TokenProvider) -> None:
+        self.provider = provider
+        self.token: str | None = None
+
+    async def connect(self, attempt: Callable[[str], Awaitable[None]]) -> None:
+        """Run `attempt(token)` (which calls `accepted` once the gateway took it)."""
+        held = self.token
+        if held is not None:
+            try:
+                return await attempt(held)
+            except MCPxAuthError as exc:
+                logger.info("our token was refused (%s); asking for a new one", exc)
+                self.token = None
+        await attempt(await self.provider())
+
+    def accepted(self, token: str) -> None:
+        self.token = token
 
 
 def http_base(gateway_url: str) -> str:

@@ -14,7 +14,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._envelope import Envelope, encode_envelope
-from ._errors import WebSocketClosed
+from ._errors import MCPxConnectionError, WebSocketClosed
 from ._pace import Pacer, describe_rate
 from ._ratelimit import RateLimited
 from ._rpc import classify
@@ -72,6 +72,47 @@ class SendBudget:
         self._sent: OrderedDict[str, Outgoing] = OrderedDict()
         self._again: deque[Outgoing] = deque()
         self._sent_at: deque[float] = deque()
+
+    # -- the outbox ----------------------------------------------------------------------------
+
+    def open(self, size: int) -> MemoryObjectReceiveStream[Outgoing]:
+        """A new connection's outbox (`outbox`); returns the end `run` reads."""
+        self.outbox, receive = anyio.create_memory_object_stream[Outgoing](size)
+        self.queued = 0
+        return receive
+
+    def close(self) -> None:
+        """The connection ended: its outbox closes, and frames waiting to be sent again go with it."""
+        if self.outbox is not None:
+            self.outbox.close()
+        self.outbox = None
+        self._again.clear()
+
+    async def put(self, envelope: Envelope, topic: str) -> None:
+        """Queue an envelope; a request that could not go out within `send_timeout` is answered
+        at once instead. Raises `MCPxConnectionError` if the connection is gone."""
+        item = outgoing(envelope)
+        if item.request and (refusal := self.refusal(self.queued)) is not None:
+            self._fail(envelope.id, refusal)
+            return
+        if self.outbox is None:
+            raise MCPxConnectionError(f"topic {topic!r} is not connected")
+        try:
+            await self.outbox.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise MCPxConnectionError(f"topic {topic!r} lost its connection") from None
+        self.queued += 1
+
+    def put_nowait(self, envelope: Envelope) -> bool:
+        """Queue an envelope if there is room; whether it was."""
+        if self.outbox is None:
+            return False
+        try:
+            self.outbox.send_nowait(outgoing(envelope))
+        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return False
+        self.queued += 1
+        return True
 
     # -- accounting for the outbox ------------------------------------------------------------
 
@@ -154,7 +195,3 @@ class SendBudget:
             self._sent[item.env_id] = item
             while len(self._sent) > _REMEMBERED:
                 self._sent.popitem(last=False)
-
-    def requeue_pending(self) -> None:
-        """The connection ended: frames waiting to be sent again go with it."""
-        self._again.clear()

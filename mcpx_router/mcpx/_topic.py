@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 import anyio
 from anyio.abc import TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._backoff import Reconnect
-from ._auth import TokenProvider, dev_token_provider, websocket_url
+from ._auth import TokenHolder, TokenProvider, dev_token_provider, websocket_url
 from ._channel import ParticipantTransport
 from ._envelope import (
     Envelope,
@@ -45,7 +45,7 @@ from ._ratelimit import rate_limit_error
 from ._roster import Roster
 from ._routes import PeerChannel, Routes
 from ._rpc import INTERNAL_ERROR
-from ._sendq import Outgoing, SendBudget, outgoing
+from ._sendq import SendBudget
 from ._topic_events import (
     ConnectionEvent,
     ConnectionState,
@@ -71,6 +71,7 @@ logger = logging.getLogger("mcpx_router.mcpx")
 _OUTBOX_SIZE: Final = 1024
 DEFAULT_SEND_TIMEOUT: Final = 60.0
 """As long as a Router's calls may take by default."""
+_CLOSE_GOING_AWAY: Final = 1001
 _CLOSE_REPLACED: Final = 4000
 """The gateway's close code for a connection replaced by a newer one under the same id."""
 
@@ -90,11 +91,10 @@ class TopicClient:
             lost connection stays lost. Entering the client still fails if the first attempt does.
         send_rate: At most this many frames a second go out (None: no limit); frames wait in
             turn rather than be dropped by the gateway's per-participant rate limit.
-        send_timeout: Seconds a request may wait for its turn to go out (None: no limit); one
-            that cannot go out in time is answered at once with an error that says so.
-        ping_interval: Seconds between WebSocket pings (None: never ping).
-        ping_timeout: Seconds the gateway has to answer a ping (or send anything); after that
-            the connection counts as lost (and is made again if `reconnect` says so).
+        send_timeout: Seconds a request may wait for its turn (None: any); one that cannot go
+            out in time is answered at once with an error that says so.
+        ping_interval, ping_timeout: A ping every `ping_interval` s (None: none); nothing heard
+            within `ping_timeout` s of one and the connection is lost (see `reconnect`).
     """
 
     def __init__(
@@ -121,8 +121,7 @@ class TopicClient:
         self.requested_id = participant_id
         self.participant_id = participant_id
         self.channel_buffer = channel_buffer
-        self._token_provider = token_provider or dev_token_provider(gateway_url, participant_id, topic)
-        self._token: str | None = None
+        self._tokens = TokenHolder(token_provider or dev_token_provider(gateway_url, participant_id, topic))
         self._welcome_timeout = welcome_timeout
         self._connect_timeout = connect_timeout
         self._ssl_context = ssl_context
@@ -135,7 +134,6 @@ class TopicClient:
         self._roster = Roster(
             topic, self._routes, lambda pid: pid in (self.participant_id, self.requested_id)
         )
-        self._outbox: MemoryObjectSendStream[Outgoing] | None = None
         self._stack: AsyncExitStack | None = None
         self._closing = False
 
@@ -201,18 +199,10 @@ class TopicClient:
         """Connect with the token we hold, or a fresh one when it is refused (or we hold none)."""
         self._set_state(ConnectionState.CONNECTING)
         self._close_code = None
-        held = self._token
-        if held is not None:
-            try:
-                await self._serve_with(held, task_status)
-                return
-            except MCPxAuthError as exc:  # the token went stale: a fresh one, at once
-                logger.info("topic %r: our token was refused (%s); fetching a new one", self.topic, exc)
-                self._token = None
-        await self._serve_with(await self._token_provider(), task_status)
+        await self._tokens.connect(lambda token: self._serve_with(token, task_status))
 
     async def _serve_with(self, token: str, task_status: TaskStatus[None]) -> None:
-        from ._ws import connect_websocket
+        from ._ws import connect_websocket  # wsproto loads with the first connection, not on import
 
         url = websocket_url(self.gateway_url, self.topic)
         reason = "connection closed"
@@ -223,10 +213,8 @@ class TopicClient:
             connect_timeout=self._connect_timeout,
         ) as ws:
             early = await self._await_welcome(ws)
-            self._token = token  # accepted: kept for reconnecting
-            outbox_send, outbox_recv = anyio.create_memory_object_stream[Outgoing](_OUTBOX_SIZE)
-            self._outbox = self._budget.outbox = outbox_send
-            self._budget.queued = 0
+            self._tokens.accepted(token)  # kept for reconnecting
+            outbox_recv = self._budget.open(_OUTBOX_SIZE)
             self._set_state(ConnectionState.CONNECTED)
             task_status.started()
             try:
@@ -243,14 +231,14 @@ class TopicClient:
                         reason = str(exc)
                     conn_tg.cancel_scope.cancel()
             finally:
-                self._outbox = self._budget.outbox = None
-                outbox_send.close()
-                self._budget.requeue_pending()
+                self._budget.close()
                 if self._closing:
                     self._routes.end_all("topic client closed")
                 else:
                     if ws.closed is not None:
                         reason, self._close_code = str(ws.closed), ws.closed.code
+                    if self._close_code == _CLOSE_GOING_AWAY:  # a restarted gateway may not know our token
+                        self._tokens.token = None
                     self._set_state(ConnectionState.LOST, reason)
                     self._routes.end_all(f"connection lost: {reason}")
 
@@ -319,18 +307,9 @@ class TopicClient:
 
     async def send(self, envelope: Envelope) -> None:
         """Send an envelope (built with `new_envelope`). Raises `MCPxConnectionError` when not connected."""
-        item = outgoing(envelope)
-        outbox = self._outbox
-        if outbox is None or self._state is not ConnectionState.CONNECTED:
+        if self._state is not ConnectionState.CONNECTED:
             raise MCPxConnectionError(f"topic {self.topic!r} is not connected ({self._state.value})")
-        if item.request and (refusal := self._budget.refusal(self._budget.queued)) is not None:
-            self._fail_unsent(envelope.id, refusal)  # not sent: answered at once, saying why
-            return
-        try:
-            await outbox.send(item)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise MCPxConnectionError(f"topic {self.topic!r} lost its connection") from None
-        self._budget.queued += 1
+        await self._budget.put(envelope, self.topic)
 
     async def notify(
         self, method: str, params: dict[str, Any] | None = None, *, to: tuple[str, ...] = ()
@@ -351,17 +330,11 @@ class TopicClient:
     # -- internal API used by channels, the participant side and the bridge ---------------------
 
     def _send_nowait(self, envelope: Envelope) -> bool:
-        outbox = self._outbox
-        if outbox is None:
-            return False
-        try:
-            outbox.send_nowait(outgoing(envelope))
-        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        if not self._budget.put_nowait(envelope):
             logger.warning(
                 "topic %r: outbox full or closed, dropped an envelope to %s", self.topic, envelope.to
             )
             return False
-        self._budget.queued += 1
         return True
 
     def _fail_unsent(self, env_id: str, message: str) -> None:

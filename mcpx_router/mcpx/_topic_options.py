@@ -12,18 +12,31 @@ from typing import TypedDict
 
 from ._auth import TokenProvider, token_endpoint
 
-__all__ = ["TopicOptions", "add_keepalive_flags", "add_topic_flags", "parse_rate", "topic_options"]
+__all__ = [
+    "ConnectionOptions",
+    "TopicOptions",
+    "add_keepalive_flags",
+    "add_topic_flags",
+    "parse_rate",
+    "topic_options",
+]
 
 _PER = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hour": 3600.0}
 
 
-class TopicOptions(TypedDict, total=False):
+class ConnectionOptions(TypedDict, total=False):
+    """How a topic client keeps its connection: `TopicClient`'s keyword arguments of that name."""
+
+    send_timeout: float | None
+    ping_interval: float | None
+    ping_timeout: float
+
+
+class TopicOptions(ConnectionOptions, total=False):
     """Keyword arguments passed on to `TopicClient` (see its docstring)."""
 
     token_provider: TokenProvider | None
     send_rate: float | None
-    ping_interval: float | None
-    ping_timeout: float
 
 
 def parse_rate(text: str) -> float | None:

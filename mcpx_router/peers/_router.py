@@ -7,7 +7,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 import anyio
 import anyio.abc
@@ -17,6 +17,7 @@ from .._backoff import Reconnect
 from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError
 from .._naming import check_peer_id
 from ..mcpx._pace import DEFAULT_SEND_RATE
+from ..mcpx._topic_options import ConnectionOptions
 from ._config import load_config
 from ._events import CallProgress, EventHub, EventStream, RouterEvent
 from ._face import AdapterFace
@@ -252,9 +253,7 @@ class Router(AdapterFace):
         reconnect: Reconnect | None = None,
         send_rate: float | None = DEFAULT_SEND_RATE,
         mode: str = "legacy",
-        ping_interval: float | None = 20.0,
-        ping_timeout: float = 20.0,
-        send_timeout: float | None = 60.0,
+        **options: Unpack[ConnectionOptions],
     ) -> TopicMembership:
         """Join an MCPx topic: every participant present is a peer, named by its participant id.
 
@@ -273,8 +272,8 @@ class Router(AdapterFace):
             gateway_url: The gateway's base URL.
             topic: The topic to join.
             participant_id: Our id in the topic.
-            token_provider: `async () -> str`, called before every (re)connection; by default a
-                development token is asked of the gateway (`POST /v0/auth/token`).
+            token_provider: `async () -> str`, asked to connect and when the gateway refuses the
+                token held; by default a development token is asked of the gateway.
             include: Glob patterns of participant ids to take as peers (None: all).
             exclude: Glob patterns of participant ids never to take as peers.
             serve: An MCP server to answer the requests other participants address to us.
@@ -288,11 +287,9 @@ class Router(AdapterFace):
                 per-participant rate limit never drops one; joining costs three per participant.
             mode: How to negotiate with participants (see `mcp.Client`); MCPx v0 participants
                 expect the `initialize` handshake.
-            send_timeout: Seconds a call may wait for its turn within `send_rate` (None: no
-                limit); one that cannot go out in time is answered at once, saying so.
-            ping_interval: Seconds between WebSocket pings to the gateway (None: none).
-            ping_timeout: A gateway that answers nothing for this long after a ping is taken
-                as gone: the connection counts as lost and is made again (see `reconnect`).
+            options: `send_timeout` (60 s: a call that cannot go out in time within `send_rate`
+                is answered at once, saying so), `ping_interval` and `ping_timeout` (20 s each:
+                a gateway that answers no ping for that long is taken as gone); see `TopicClient`.
 
         Raises:
             MCPxConnectionError: The gateway could not be reached (MCPxAuthError: it refused us).
@@ -312,9 +309,7 @@ class Router(AdapterFace):
             retry_unresponsive=retry_unresponsive,
             reconnect=reconnect if reconnect is not None else self._settings.reconnect,
             send_rate=send_rate,
-            ping_interval=ping_interval,
-            ping_timeout=ping_timeout,
-            send_timeout=send_timeout,
+            options=options,
         )
         joined: TopicMembership = await tg.start(membership.run)
         return joined

@@ -27,6 +27,7 @@ from ..mcpx._errors import MCPxConnectionError
 from ..mcpx._participant import ParticipantServer, serve_participant
 from ..mcpx._topic import TopicClient
 from ..mcpx._topic_events import ConnectionEvent, ConnectionState, PresenceEvent, TopicEvent
+from ..mcpx._topic_options import ConnectionOptions
 from ._member import Member
 from ._settings import Settings
 from ._specs import ParticipantPeer, PeerSpec
@@ -84,9 +85,7 @@ class TopicMembership:
         retry_unresponsive: float | None,
         reconnect: Reconnect,
         send_rate: float | None,
-        ping_interval: float | None = 20.0,
-        ping_timeout: float = 20.0,
-        send_timeout: float | None = 60.0,
+        options: ConnectionOptions | None = None,
     ) -> None:
         if not handshake_timeout > 0:
             raise ValueError(f"handshake_timeout must be positive seconds, not {handshake_timeout!r}")
@@ -105,8 +104,7 @@ class TopicMembership:
         self._retry_after = retry_unresponsive
         self._reconnect = reconnect
         self._send_rate = send_rate
-        self._ping = (ping_interval, ping_timeout)
-        self._send_timeout = send_timeout
+        self._options = options or ConnectionOptions()
         # Handshakes wait for a slot rather than in our paced outbox, where their time would run
         # out: a handshake costs three frames, so this many take about a second.
         self._handshakes = anyio.CapacityLimiter(max(1, int(send_rate // 3)) if send_rate else 64)
@@ -206,9 +204,7 @@ class TopicMembership:
                         token_provider=self._token_provider,
                         reconnect=self._reconnect,
                         send_rate=self._send_rate,
-                        ping_interval=self._ping[0],
-                        ping_timeout=self._ping[1],
-                        send_timeout=self._send_timeout,
+                        **self._options,
                     )
                     if self._serve is not None:  # ready before the others see us join
                         self._server = await stack.enter_async_context(serve_participant(client, self._serve))

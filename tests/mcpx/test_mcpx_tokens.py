@@ -31,10 +31,12 @@ from mcpx_router import Reconnect
 from mcpx_router.mcpx import (
     ConnectionEvent,
     ConnectionState,
+    Gateway,
     GatewayConfig,
     JWTIssuer,
     JWTVerifier,
     MCPxAuthError,
+    PresenceEvent,
     TokenGrant,
     TopicClient,
     TopicEvent,
@@ -101,48 +103,55 @@ async def client_in_background(
         done.set()
 
 
+async def presence(events: MemoryObjectReceiveStream[TopicEvent], kind: str, pid: str) -> None:
+    with anyio.fail_after(10):
+        while True:
+            event = await next_event(events, PresenceEvent)
+            if (event.event, event.participant.id) == (kind, pid):
+                return
+
+
 async def connected(events: MemoryObjectReceiveStream[TopicEvent]) -> None:
     with anyio.fail_after(5):
         while (await next_event(events, ConnectionEvent)).state is not ConnectionState.CONNECTED:
             pass
 
 
-async def test_a_restarted_gateway_accepts_old_tokens_and_stale_ones_are_replaced() -> None:
+async def test_a_restarted_gateway_accepts_the_tokens_signed_before() -> None:
     port = free_port()
-    long_lived = CountingProvider(JWTIssuer(SECRET, audience=AUD), "agent-a")
-    short_lived = CountingProvider(JWTIssuer(SECRET, audience=AUD), "agent-b", ttl=1)
+    token = JWTIssuer(SECRET, audience=AUD).issue("agent-a", TOPIC)
     url = f"http://127.0.0.1:{port}"
     async with anyio.create_task_group() as tg:
-        first = anyio.Event()
-        stop_first = anyio.Event()
+        stop_first, first_done = anyio.Event(), anyio.Event()
 
-        first_done = anyio.Event()
-
-        async def first_gateway() -> None:
+        async def first_gateway(*, task_status: TaskStatus[None]) -> None:
             async with run_gateway(config=signed_config(), port=port):
-                first.set()
+                task_status.started()
                 await stop_first.wait()
             first_done.set()
 
-        tg.start_soon(first_gateway)
-        await first.wait()
-        async with (
-            client_in_background(url, "agent-a", long_lived) as (a, a_events),
-            client_in_background(url, "agent-b", short_lived) as (_, b_events),
-        ):
-            await connected(a_events)
-            await connected(b_events)
-            await anyio.sleep(2.1)  # agent-b's token has expired meanwhile
+        await tg.start(first_gateway)
+        async with client_in_background(url, "agent-a", static_token(token)) as (a, events):
+            await connected(events)
             stop_first.set()  # the gateway process ends
-            for events in (a_events, b_events):
-                assert (await next_event(events, ConnectionEvent)).state is ConnectionState.LOST
+            assert (await next_event(events, ConnectionEvent)).state is ConnectionState.LOST
             await first_done.wait()
             async with run_gateway(config=signed_config(), port=port):  # restarted, same key
-                await connected(a_events)
-                await connected(b_events)
-                assert set(a.participants) == {"agent-b"}
-                # agent-a's token was still good: reused; agent-b's was refused and replaced
-                assert (long_lived.calls, short_lived.calls) == (1, 2)
+                await connected(events)  # the token it had is good
+                assert a.participant_id == "agent-a"
+
+
+async def test_a_stale_token_is_replaced_at_once_when_reconnecting() -> None:
+    issuer = JWTIssuer(SECRET, audience=AUD)
+    short_lived = CountingProvider(issuer, "agent-b", ttl=1)
+    gw = Gateway(signed_config())
+    async with run_gateway(gw) as url, client_in_background(url, "agent-b", short_lived) as (b, events):
+        await connected(events)
+        await anyio.sleep(2.1)  # its token has expired meanwhile
+        gw._rooms[TOPIC].members["agent-b"].shut(1011, "internal error")  # a connection lost
+        assert (await next_event(events, ConnectionEvent)).state is ConnectionState.LOST
+        await connected(events)  # the held token was refused: a new one, and in again
+        assert short_lived.calls == 2 and b.state is ConnectionState.CONNECTED
 
 
 async def test_two_gateway_instances_share_the_key() -> None:
@@ -302,36 +311,26 @@ async def test_the_bridge_asks_its_token_service_again_when_its_token_went_stale
         return JSONResponse({"token": issuer.issue(body["participantId"], body["topic"], ttl=1)})
 
     service = Starlette(routes=[Route("/token", issue, methods=["POST"])])
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    watcher = CountingProvider(issuer, "agent-a")
-    async with serve_asgi(service) as service_url, anyio.create_task_group() as tg:
-        stop_first, first_done = anyio.Event(), anyio.Event()
-
-        async def first_gateway(*, task_status: TaskStatus[None]) -> None:
-            async with run_gateway(config=signed_config(), port=port):
-                task_status.started()
-                await stop_first.wait()
-            first_done.set()
-
-        async def bridge() -> None:
-            provider = token_endpoint(f"{service_url}/token", "tools", TOPIC)
-            await run_bridge(url, TOPIC, "tools", BRIDGED, reconnect=FAST, token_provider=provider)
-
-        await tg.start(first_gateway)
-        tg.start_soon(bridge)
-        async with client_in_background(url, "agent-a", watcher) as (a, events):
-            await connected(events)
-            await eventually(lambda: "tools" in a.participants, 20)
-            await anyio.sleep(2.1)  # the bridge's token has expired meanwhile
-            stop_first.set()
-            assert (await next_event(events, ConnectionEvent)).state is ConnectionState.LOST
-            await first_done.wait()
-            async with run_gateway(config=signed_config(), port=port):
-                await connected(events)
-                await eventually(lambda: "tools" in a.participants, 10)
-                async with Client(a.participant_transport("tools"), mode="legacy") as client:
-                    result = await client.call_tool("echo", {"text": "hello"})
-                    assert result.structured_content == {"result": "hello"}
-                assert asked == [{"participantId": "tools", "topic": TOPIC}] * 2
+    gw = Gateway(signed_config())
+    watcher = static_token(issuer.issue("agent-a", TOPIC))
+    async with (
+        serve_asgi(service) as service_url,
+        run_gateway(gw) as url,
+        anyio.create_task_group() as tg,
+        TopicClient(url, TOPIC, "agent-a", token_provider=watcher) as a,
+        a.subscribe() as events,
+    ):
+        provider = token_endpoint(f"{service_url}/token", "tools", TOPIC)
+        tg.start_soon(
+            lambda: run_bridge(url, TOPIC, "tools", BRIDGED, reconnect=FAST, token_provider=provider)
+        )
+        await eventually(lambda: "tools" in a.participants, 20)
+        await anyio.sleep(2.1)  # the bridge's token has expired meanwhile
+        gw._rooms[TOPIC].members["tools"].shut(1011, "internal error")  # its connection is lost
+        await presence(events, "leave", "tools")
+        await presence(events, "join", "tools")
+        async with Client(a.participant_transport("tools"), mode="legacy") as client:
+            result = await client.call_tool("echo", {"text": "hello"})
+            assert result.structured_content == {"result": "hello"}
+        assert asked == [{"participantId": "tools", "topic": TOPIC}] * 2  # joining, and once refused
         tg.cancel_scope.cancel()
