@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 import anyio
 import pytest
 from mcp import Client
@@ -16,6 +18,7 @@ from mcpx_router.mcpx import (
     run_gateway,
     serve_participant,
 )
+from mcpx_router.mcpx._topic_options import add_topic_flags, topic_options
 
 from ..support.mcpx_support import eventually, make_server
 from ..support.pause_proxy import pause_proxy
@@ -81,3 +84,18 @@ async def test_the_gateway_removes_a_participant_that_stopped_answering() -> Non
 def test_keepalive_settings_are_checked(interval: float, timeout: float) -> None:
     with pytest.raises(ValueError, match="ping_interval and ping_timeout must be positive"):
         TopicClient("http://127.0.0.1:1", TOPIC, "a", ping_interval=interval, ping_timeout=timeout)
+
+
+def test_keepalive_and_send_budget_flags() -> None:
+    parser = argparse.ArgumentParser()
+    add_topic_flags(parser)
+    parser.add_argument("--topic", default=TOPIC)
+    parser.add_argument("--id", dest="participant_id", default="a")
+    args = parser.parse_args(["--send-rate", "60/min", "--ping-interval", "off", "--ping-timeout", "5"])
+    assert topic_options(args) == {"send_rate": 1.0, "ping_interval": None, "ping_timeout": 5.0}
+    defaults = topic_options(parser.parse_args([]))
+    assert defaults == {"send_rate": 50.0, "ping_interval": 20.0, "ping_timeout": 20.0}
+    assert "token_provider" in topic_options(parser.parse_args(["--token-url", "http://127.0.0.1:1/token"]))
+    for bad in (["--ping-timeout", "off"], ["--ping-interval", "-1"], ["--send-rate", "fast"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(bad)
