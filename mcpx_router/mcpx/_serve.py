@@ -204,6 +204,20 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--history", type=int, default=100, help="broadcast envelopes kept per topic")
     parser.add_argument("--rate", type=float, default=50.0, help="frames per second per participant")
     add_keepalive_flags(parser, "each participant")
+    parser.add_argument(
+        "--jwt-key",
+        metavar="FILE",
+        help="accept signed tokens (JWT): FILE holds an HS256 secret or an RS256 public key (PEM); "
+        "turns off development tokens",
+    )
+    parser.add_argument(
+        "--jwt-audience", default="mcpx", help="the `aud` signed tokens must carry (default mcpx)"
+    )
+    parser.add_argument(
+        "--query-tokens",
+        action="store_true",
+        help="also accept ?token= in the WebSocket URL (it shows in access logs)",
+    )
     add_verbose(parser)
     args = parser.parse_args(argv)
     tokens: dict[str, TokenGrant] = {}
@@ -212,8 +226,18 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
         if not sep or not pid or not token:
             parser.error(f"--token expects ID=TOKEN, got {item!r}")
         tokens[token] = TokenGrant(pid)
+    verifier = None
+    if args.jwt_key:
+        from ._tokens import verifier_from_file
+
+        try:
+            verifier = verifier_from_file(args.jwt_key, args.jwt_audience)
+        except ValueError as exc:
+            parser.error(str(exc))
     config = GatewayConfig(
-        dev_tokens=args.dev_tokens or not tokens,
+        dev_tokens=args.dev_tokens or not (tokens or verifier),
+        verifier=verifier,
+        query_tokens=args.query_tokens,
         tokens=tokens,
         history_limit=args.history,
         rate_per_second=args.rate,

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 import jwt
 
 from ._gateway_state import TokenGrant, TokenVerifier, valid_id
 
-__all__ = ["JWTIssuer", "JWTVerifier", "TokenVerifier", "claims_grant"]
+__all__ = ["JWTIssuer", "JWTVerifier", "TokenVerifier", "claims_grant", "verifier_from_file"]
 
 TOPIC_CLAIM: Final = "topic"
 """The topic the token is for; `topics` (a list) grants several."""
@@ -132,3 +133,16 @@ class JWTIssuer:
         if self._issuer is not None:
             claims["iss"] = self._issuer
         return jwt.encode(claims, self._key, algorithm=self._algorithm)
+
+
+def verifier_from_file(path: str | Path, audience: str) -> JWTVerifier:
+    """A verifier with the key in `path`: an RS256 public key if it is PEM, else an HS256 secret
+    (the file's content, stripped). Raises `ValueError` for an unreadable or empty file."""
+    try:
+        key = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read the token key {str(path)!r}: {exc}") from None
+    if not key:
+        raise ValueError(f"the token key file {str(path)!r} is empty")
+    algorithms = ["RS256"] if key.startswith("-----BEGIN") else ["HS256"]
+    return JWTVerifier(key, audience=audience, algorithms=algorithms)

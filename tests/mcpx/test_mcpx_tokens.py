@@ -10,6 +10,7 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -40,6 +41,7 @@ from mcpx_router.mcpx import (
     TokenGrant,
     TopicClient,
     TopicEvent,
+    gateway_cli,
     run_bridge,
     run_gateway,
     static_token,
@@ -48,6 +50,7 @@ from mcpx_router.mcpx import (
 )
 from mcpx_router.mcpx._gateway_state import valid_id
 from mcpx_router.mcpx._serve import serve_asgi
+from mcpx_router.mcpx._tokens import verifier_from_file
 from mcpx_router.mcpx._ws import WebSocketClosed, connect_websocket
 
 from ..support.mcpx_support import eventually
@@ -334,3 +337,24 @@ async def test_the_bridge_asks_its_token_service_again_when_its_token_went_stale
             assert result.structured_content == {"result": "hello"}
         assert asked == [{"participantId": "tools", "topic": TOPIC}] * 2  # joining, and once refused
         tg.cancel_scope.cancel()
+
+
+def test_a_verifier_from_a_key_file(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text(SECRET + "\n")
+    token = JWTIssuer(SECRET, audience=AUD).issue("agent-a", TOPIC)
+    assert verifier_from_file(secret, AUD).verify(token) == TokenGrant("agent-a", frozenset({TOPIC}))
+    assert verifier_from_file(secret, "another").verify(token) is None
+    private, public = rsa_keys()
+    pem = tmp_path / "public.pem"
+    pem.write_bytes(public)
+    signed = JWTIssuer(private, audience=AUD, algorithm="RS256").issue("agent-a", TOPIC)
+    assert verifier_from_file(pem, AUD).verify(signed) == TokenGrant("agent-a", frozenset({TOPIC}))
+    assert verifier_from_file(pem, AUD).verify(token) is None
+    (tmp_path / "empty").write_text("  \n")
+    for bad in (tmp_path / "empty", tmp_path / "missing"):
+        with pytest.raises(ValueError, match="token key"):
+            verifier_from_file(bad, AUD)
+        with pytest.raises(SystemExit) as info:  # the command says so before serving anything
+            gateway_cli(["--port", "0", "--jwt-key", str(bad)])
+        assert info.value.code == 2
