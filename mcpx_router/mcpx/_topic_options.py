@@ -99,7 +99,7 @@ def add_keepalive_flags(parser: argparse.ArgumentParser, who: str) -> None:
         type=_seconds,
         default=20.0,
         metavar="SECONDS",
-        help=f"a connection whose {who} answers nothing for this long after a ping is dropped (default 20)",
+        help=f"seconds {who} may stay silent after a ping before the connection is dropped (default 20)",
     )
 
 
