@@ -20,6 +20,7 @@ from .._catalogue import PublishedTool
 from .._console import add_verbose, positive_seconds, run_command
 from .._errors import RouterError
 from ..mcpx import static_token
+from ..mcpx._topic_options import send_rate
 from ..peers import PeerSpec, load_config
 from ..peers._router import Router
 
@@ -78,6 +79,14 @@ def _topic_options(parser: argparse.ArgumentParser) -> None:
         "--id", dest="participant_id", default="mcpx-router", help="our participant id (default: mcpx-router)"
     )
     group.add_argument("--token", help="a pre-shared token (default: a development token from the gateway)")
+    group.add_argument(
+        "--send-rate",
+        type=send_rate,
+        default=50.0,
+        metavar="RATE",
+        help="frames a second we send at most, "
+        "or N/min, N/h (default 50); match the gateway's per-participant rate limit",
+    )
 
 
 def _run_tools(args: argparse.Namespace) -> int:
@@ -149,7 +158,12 @@ def _run_in_topic(args: argparse.Namespace, body: Callable[[Router], Awaitable[i
         async with Router() as router:
             try:
                 topic = await router.join_topic(
-                    args.gateway, args.topic, args.participant_id, token_provider=provider, **limits
+                    args.gateway,
+                    args.topic,
+                    args.participant_id,
+                    token_provider=provider,
+                    send_rate=args.send_rate,
+                    **limits,
                 )
             except RouterError as exc:
                 return _fail(str(exc), 1)

@@ -18,6 +18,7 @@ __all__ = [
     "add_keepalive_flags",
     "add_topic_flags",
     "parse_rate",
+    "send_rate",
     "topic_options",
 ]
 
@@ -59,7 +60,8 @@ def parse_rate(text: str) -> float | None:
     return frames / seconds
 
 
-def _rate(text: str) -> float | None:
+def send_rate(text: str) -> float | None:
+    """An argparse type for `parse_rate`."""
     try:
         return parse_rate(text)
     except ValueError as exc:
@@ -113,7 +115,7 @@ def add_topic_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--send-rate",
-        type=_rate,
+        type=send_rate,
         default=50.0,
         metavar="RATE",
         help="frames we send at most: N a second, or N/min, N/h (default 50; none: no limit); "
