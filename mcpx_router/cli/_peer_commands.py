@@ -24,6 +24,7 @@ from .._dispatch import prepare_arguments
 from .._errors import RouterError, UsageError
 from .._suggest import NameSuggester
 from ..mcpx import static_token
+from ..mcpx._topic_options import send_rate
 from ..model._arguments import ArgumentsError
 from ..peers import PeerSpec
 from ..peers._events import CallProgress, RouterEvent
@@ -121,6 +122,13 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--topic", help="the topic to join (with --gateway)")
     group.add_argument("--id", dest="participant_id", default="mcpx-router", help="our participant id")
     group.add_argument("--token", help="a pre-shared token (default: a development token from the gateway)")
+    group.add_argument(
+        "--send-rate",
+        type=send_rate,
+        default=50.0,
+        metavar="RATE",
+        help="frames a second we send at most, or N/min, N/h; match the gateway's per-participant rate limit",
+    )
     parser.add_argument(
         "--connect-timeout",
         type=positive_seconds,
@@ -377,7 +385,12 @@ def _run_in_topic(args: argparse.Namespace, body: Callable[[Router, Status], Awa
                 status.set(f"joining topic {args.topic} at {args.gateway}")
                 try:
                     topic = await router.join_topic(
-                        args.gateway, args.topic, args.participant_id, token_provider=provider, **limits
+                        args.gateway,
+                        args.topic,
+                        args.participant_id,
+                        token_provider=provider,
+                        send_rate=args.send_rate,
+                        **limits,
                     )
                 except RouterError as exc:
                     return fail(str(exc), 1)

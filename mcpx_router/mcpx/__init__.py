@@ -19,7 +19,7 @@ from ._errors import (
 )
 
 if TYPE_CHECKING:
-    from ._auth import TokenProvider, dev_token_provider, static_token, websocket_url
+    from ._auth import TokenProvider, dev_token_provider, static_token, token_endpoint, websocket_url
     from ._bridge import StdioBridge, bridge_stdio_server
     from ._bridge_cli import bridge_cli, bridge_main, run_bridge
     from ._channel import ParticipantTransport
@@ -41,9 +41,10 @@ if TYPE_CHECKING:
         parse_welcome,
     )
     from ._gateway import Gateway
-    from ._gateway_state import GatewayConfig, TokenGrant
+    from ._gateway_state import GatewayConfig, TokenGrant, TokenVerifier
     from ._participant import ParticipantServer, serve_participant
     from ._serve import gateway_cli, gateway_main, run_gateway, serve_gateway
+    from ._tokens import JWTIssuer, JWTVerifier
     from ._topic import (
         ConnectionEvent,
         ConnectionState,
@@ -54,7 +55,9 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
-    **dict.fromkeys(("TokenProvider", "dev_token_provider", "static_token", "websocket_url"), "._auth"),
+    **dict.fromkeys(
+        ("TokenProvider", "dev_token_provider", "static_token", "token_endpoint", "websocket_url"), "._auth"
+    ),
     **dict.fromkeys(("StdioBridge", "bridge_stdio_server"), "._bridge"),
     **dict.fromkeys(("bridge_cli", "bridge_main", "run_bridge"), "._bridge_cli"),
     "ParticipantTransport": "._channel",
@@ -79,7 +82,7 @@ _LAZY = {
         "._envelope",
     ),
     "Gateway": "._gateway",
-    **dict.fromkeys(("GatewayConfig", "TokenGrant"), "._gateway_state"),
+    **dict.fromkeys(("GatewayConfig", "TokenGrant", "TokenVerifier"), "._gateway_state"),
     **dict.fromkeys(("ParticipantServer", "serve_participant"), "._participant"),
     **dict.fromkeys(("gateway_cli", "gateway_main", "run_gateway", "serve_gateway"), "._serve"),
     **dict.fromkeys(
@@ -93,10 +96,11 @@ _LAZY = {
         ),
         "._topic",
     ),
+    **dict.fromkeys(("JWTIssuer", "JWTVerifier"), "._tokens"),
 }
 """Where each public name lives. Each module loads on first use (see `__getattr__`): a Router that
 joins no topic never imports the topic client, and a topic client never imports an ASGI server
-(the gateway side loads Starlette and Hypercorn)."""
+(the gateway side loads Starlette and Hypercorn), nor PyJWT unless signed tokens are used."""
 
 
 def __getattr__(name: str) -> object:
@@ -121,6 +125,8 @@ __all__ = [
     "Gateway",
     "GatewayConfig",
     "GatewayErrorEvent",
+    "JWTIssuer",
+    "JWTVerifier",
     "MCPxAuthError",
     "MCPxClosedError",
     "MCPxConnectionError",
@@ -134,6 +140,7 @@ __all__ = [
     "SystemErrorInfo",
     "TokenGrant",
     "TokenProvider",
+    "TokenVerifier",
     "TopicClient",
     "TopicEvent",
     "Welcome",
@@ -155,5 +162,6 @@ __all__ = [
     "serve_gateway",
     "serve_participant",
     "static_token",
+    "token_endpoint",
     "websocket_url",
 ]

@@ -1,11 +1,13 @@
 """Token providers and gateway URL helpers.
 
-A token provider is any `async () -> str`. It is called for every (re)connect, so a provider
-for short-lived tokens simply fetches a new one each time.
+A token provider is any `async () -> str`. A topic client calls it to connect, keeps the token
+for its reconnects, and calls it again when the gateway refuses that token (expired, or the
+gateway restarted and forgot it): a provider should return a fresh token each time it is called.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -15,6 +17,32 @@ import httpx2
 from ._errors import MCPxAuthError, MCPxConnectionError
 
 TokenProvider = Callable[[], Awaitable[str]]
+
+logger = logging.getLogger("mcpx_router.mcpx")
+
+
+class TokenHolder:
+    """The token a client connects with: asked of `provider` when there is none, kept while the
+    gateway accepts it, and asked for anew at once when the gateway refuses it (it expired, or a
+    restarted gateway forgot it)."""
+
+    def __init__(self, provider: TokenProvider) -> None:
+        self.provider = provider
+        self.token: str | None = None
+
+    async def connect(self, attempt: Callable[[str], Awaitable[None]]) -> None:
+        """Run `attempt(token)` (which calls `accepted` once the gateway took it)."""
+        held = self.token
+        if held is not None:
+            try:
+                return await attempt(held)
+            except MCPxAuthError as exc:
+                logger.info("our token was refused (%s); asking for a new one", exc)
+                self.token = None
+        await attempt(await self.provider())
+
+    def accepted(self, token: str) -> None:
+        self.token = token
 
 
 def http_base(gateway_url: str) -> str:
@@ -45,11 +73,23 @@ def dev_token_provider(
     gateway_url: str, participant_id: str, topic: str, *, timeout: float = 10.0
 ) -> TokenProvider:
     """Fetch a token from a development gateway: `POST /v0/auth/token {"participantId", "topic"}`."""
-    endpoint = f"{http_base(gateway_url)}/v0/auth/token"
+    return token_endpoint(f"{http_base(gateway_url)}/v0/auth/token", participant_id, topic, timeout=timeout)
+
+
+def token_endpoint(
+    endpoint: str,
+    participant_id: str,
+    topic: str,
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float = 10.0,
+) -> TokenProvider:
+    """Fetch a token from a token service: `POST endpoint {"participantId", "topic"}` answered
+    `{"token": ...}` (the development gateway's shape); `headers` e.g. authenticate us to it."""
 
     async def provide() -> str:
         try:
-            async with httpx2.AsyncClient(timeout=timeout) as client:
+            async with httpx2.AsyncClient(timeout=timeout, headers=headers) as client:
                 response = await client.post(endpoint, json={"participantId": participant_id, "topic": topic})
         except httpx2.HTTPError as exc:
             raise MCPxConnectionError(f"token request to {endpoint} failed: {exc}") from None

@@ -10,6 +10,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Unpack
 
 import anyio
 
@@ -20,6 +21,7 @@ from ._bridge import bridge_stdio_server
 from ._errors import MCPxError
 from ._topic import TopicClient
 from ._topic_events import ConnectionEvent, ConnectionState
+from ._topic_options import TopicOptions, add_topic_flags, topic_options
 
 __all__ = ["bridge_cli", "bridge_main", "run_bridge"]
 
@@ -38,21 +40,19 @@ async def run_bridge(
     token: str | None = None,
     reconnect: Reconnect | None = _RECONNECT,
     connect_timeout: float = 10.0,
+    **options: Unpack[TopicOptions],
 ) -> int:
     """Bridge until the server exits or the gateway is given up on; the exit status for a CLI.
 
     A lost connection is made again after `reconnect` delays (the server keeps running, and
     participants handshake with it again); None: a lost connection ends the bridge.
-    `connect_timeout` bounds each attempt to connect to the gateway.
+    `connect_timeout` bounds each attempt to connect to the gateway. `options` go to the
+    `TopicClient` (send rate, keepalive, a token provider instead of `token`).
     """
-    provider = static_token(token) if token else None
+    if token:
+        options["token_provider"] = static_token(token)
     client = TopicClient(
-        gateway_url,
-        topic,
-        participant_id,
-        token_provider=provider,
-        reconnect=reconnect,
-        connect_timeout=connect_timeout,
+        gateway_url, topic, participant_id, reconnect=reconnect, connect_timeout=connect_timeout, **options
     )
     lost: list[str] = []
     async with (
@@ -91,6 +91,7 @@ def bridge_main(
     *,
     token: str | None = None,
     connect_timeout: float = 10.0,
+    **options: Unpack[TopicOptions],
 ) -> int:
     """Blocking entry point for `mcpx-router bridge`; returns an exit status.
 
@@ -99,7 +100,13 @@ def bridge_main(
 
     async def main() -> int:
         return await run_bridge(
-            gateway_url, topic, participant_id, command, token=token, connect_timeout=connect_timeout
+            gateway_url,
+            topic,
+            participant_id,
+            command,
+            token=token,
+            connect_timeout=connect_timeout,
+            **options,
         )
 
     try:
@@ -124,6 +131,7 @@ def bridge_parser() -> argparse.ArgumentParser:
     parser.add_argument("--id", required=True, dest="participant_id", help="participant id to join as")
     parser.add_argument("--token", help="a pre-shared token (default: ask the development token endpoint)")
     add_connect_timeout(parser, 10.0, "each attempt to connect to the gateway")
+    add_topic_flags(parser)
     add_verbose(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the stdio server command")
     return parser
@@ -136,6 +144,8 @@ def bridge_cli(argv: Sequence[str] | None = None) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the stdio server command after --")
+    if args.token and args.token_url:
+        parser.error("give --token or --token-url, not both")
     with console_logging(args.verbose):
         return bridge_main(
             args.gateway,
@@ -144,4 +154,5 @@ def bridge_cli(argv: Sequence[str] | None = None) -> int:
             command,
             token=args.token,
             connect_timeout=args.connect_timeout,
+            **topic_options(args),
         )

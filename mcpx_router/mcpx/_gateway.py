@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 
 import anyio
@@ -37,6 +36,7 @@ from ._gateway_state import (
     TokenStore,
     check_client_frame,
     error_frame,
+    over_rate,
     system_frame,
     valid_id,
 )
@@ -57,7 +57,6 @@ class _Connection:
         self.send_q, self.recv_q = anyio.create_memory_object_stream[str](queue)
         self.close_code = 1000
         self.close_reason = ""
-        self.last_error_at = 0.0
         self._shut = False
 
     @property
@@ -217,7 +216,9 @@ class Gateway:
 
     async def _websocket(self, websocket: WebSocket) -> None:
         topic = websocket.query_params.get("topic") or ""
-        token = _bearer(websocket.headers.get("authorization")) or websocket.query_params.get("token")
+        token = _bearer(websocket.headers.get("authorization"))
+        if token is None and self.config.query_tokens:
+            token = websocket.query_params.get("token")
         await websocket.accept()
         if self._closed:
             await websocket.close(CLOSE_GOING_AWAY, "gateway shutting down")
@@ -281,11 +282,9 @@ class Gateway:
         if len(text) > self.config.max_message_bytes:
             self._reject(conn, FrameRejected("too_large", "frame exceeds the size limit"))
             return
-        if not self._limiter.allow(f"{room.topic}\x00{pid}"):
-            now = time.monotonic()
-            if now - conn.last_error_at >= 1.0:
-                conn.last_error_at = now
-                self._reject(conn, FrameRejected("rate_limited", "too many frames; slow down"))
+        key = f"{room.topic}\x00{pid}"
+        if not self._limiter.allow(key):
+            self._reject(conn, over_rate(text, self._limiter, key))  # every one: never silently
             return
         try:
             envelope = check_client_frame(text, pid)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 from ._envelope import GATEWAY_ID, PROTOCOL, Kind, envelope_to_dict, new_envelope
 from ._rpc import classify
 from ._welcome import participant_entry
+
+logger = logging.getLogger("mcpx_router.mcpx.gateway")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,18 +32,37 @@ class TokenGrant:
         return self.topics is None or topic in self.topics
 
 
+class TokenVerifier(Protocol):
+    """Who a bearer token authenticates; None refuses it (the gateway then closes with 1008).
+
+    Implemented by `JWTVerifier`; consulted for tokens the gateway did not issue or configure.
+    """
+
+    def verify(self, token: str) -> TokenGrant | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class GatewayConfig:
     dev_tokens: bool = True
     """Serve `POST /v0/auth/token` (anyone may claim any id: for development only)."""
     tokens: Mapping[str, TokenGrant] = field(default_factory=dict)
     """Pre-shared tokens, always accepted (alongside dev tokens when those are on)."""
+    verifier: TokenVerifier | None = None
+    """Verifies the other tokens, e.g. `JWTVerifier`: signed tokens that outlive this process."""
+    query_tokens: bool = False
+    """Accept `?token=` on the WebSocket URL as well as the `Authorization` header. Off: URLs
+    end up in access logs, proxies' included, and a token there is readable by whoever reads them."""
     token_ttl: float = 3600.0
     history_limit: int = 100
     rate_per_second: float = 50.0
     rate_burst: int = 100
     send_queue: int = 1024
     max_message_bytes: int = 1024 * 1024
+    ping_interval: float | None = 20.0
+    """Seconds between WebSocket pings to each participant (None: no pings, no dead-peer check)."""
+    ping_timeout: float = 20.0
+    """A participant from which nothing (not even a pong) arrives for `ping_interval` +
+    `ping_timeout` seconds is disconnected, and its `leave` announced."""
 
 
 def valid_id(value: Any) -> TypeGuard[str]:
@@ -68,12 +90,22 @@ class TokenStore:
     def check(self, token: str | None, topic: str | None) -> TokenGrant | None:
         if not token:
             return None
-        grant = self._config.tokens.get(token) or self._issued.get(token)
+        grant = self._config.tokens.get(token) or self._issued.get(token) or self._verify(token)
         if grant is None:
             return None
         if topic is None:
             return grant if grant.expires_at is None or time.monotonic() < grant.expires_at else None
         return grant if grant.allows(topic, time.monotonic()) else None
+
+    def _verify(self, token: str) -> TokenGrant | None:
+        verifier = self._config.verifier
+        if verifier is None:
+            return None
+        try:
+            return verifier.verify(token)
+        except Exception:  # a verifier that fails refuses: never "valid"
+            logger.exception("the token verifier failed; refusing the token")
+            return None
 
 
 class RateLimiter:
@@ -93,13 +125,44 @@ class RateLimiter:
         self._buckets[key] = (tokens - 1.0, now)
         return True
 
+    def retry_after(self, key: str) -> float:
+        """Seconds until `key` may send one frame again."""
+        tokens, last = self._buckets.get(key, (float(self.burst), time.monotonic()))
+        tokens = min(float(self.burst), tokens + (time.monotonic() - last) * self.rate)
+        return max(0.0, (1.0 - tokens) / self.rate) if self.rate > 0 else 60.0
+
 
 class FrameRejected(Exception):
-    def __init__(self, error: str, message: str, correlation_id: str | None = None) -> None:
+    def __init__(
+        self,
+        error: str,
+        message: str,
+        correlation_id: str | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.error = error
         self.message = message
         self.correlation_id = correlation_id
+        self.extra = dict(extra or {})
+
+
+def over_rate(text: str, limiter: RateLimiter, key: str) -> FrameRejected:
+    """The refusal of a frame over the rate limit: the limit, when to try again, and which frame
+    (its envelope id as `correlation_id`) so that the sender can send it again then."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        obj = None
+    env_id = obj.get("id") if isinstance(obj, dict) else None
+    retry_after = round(limiter.retry_after(key), 3)
+    message = (
+        f"rate limit: at most {limiter.rate:g} frames a second (bursts of {limiter.burst}); "
+        f"this frame was dropped: send it again in {retry_after:g} s, and slow down"
+    )
+    limit = {"frames": limiter.rate, "per_seconds": 1, "burst": limiter.burst}
+    ref = env_id if isinstance(env_id, str) and env_id else None
+    return FrameRejected("rate_limited", message, ref, {"retry_after": retry_after, "limit": limit})
 
 
 def check_client_frame(text: str, participant_id: str) -> dict[str, Any]:
@@ -145,7 +208,7 @@ def system_frame(
 
 
 def error_frame(participant_id: str, rejected: FrameRejected) -> str:
-    payload = {"event": "error", "error": rejected.error, "message": rejected.message}
+    payload = {"event": "error", "error": rejected.error, "message": rejected.message, **rejected.extra}
     return system_frame("system", payload, to=(participant_id,), corr=rejected.correlation_id)
 
 

@@ -116,11 +116,14 @@ class Routes:
         else:
             logger.warning("topic %r: dropping a non-JSON-RPC mcp payload from %r", self._owner.topic, peer)
 
-    def fail_request(self, correlation_id: str | None, message: str, env: Envelope) -> None:
-        """The gateway could not deliver our request `correlation_id`: answer it with an error now."""
+    def fail_request(
+        self, correlation_id: str | None, message: str, env: Envelope, code: int = CONNECTION_CLOSED
+    ) -> None:
+        """The gateway could not deliver our request `correlation_id` (or we could not send it):
+        answer it with an error now."""
         pending = self._pending.pop(correlation_id, None) if correlation_id else None
         if pending is not None:
-            pending.sink(error_response(pending.request_id, CONNECTION_CLOSED, message), env)
+            pending.sink(error_response(pending.request_id, code, message), env)
 
     def _on_response(self, peer: str, payload: dict[str, Any], env: Envelope) -> None:
         corr = env.correlation_id

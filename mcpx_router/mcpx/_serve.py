@@ -22,6 +22,8 @@ from hypercorn.utils import wrap_app
 from .._console import CommandParser, add_verbose, console_logging, run_command
 from ._gateway import Gateway
 from ._gateway_state import GatewayConfig, TokenGrant
+from ._keepalive import Keepalive, keepalive_settings
+from ._topic_options import add_keepalive_flags
 
 logger = logging.getLogger("mcpx_router.mcpx.gateway")
 _GRACE = 2.0
@@ -48,13 +50,22 @@ def _url(sock: socket.socket) -> str:
 
 
 async def _serve(
-    asgi: Any, sock: socket.socket, shutdown: Callable[[], Awaitable[None]], max_message_bytes: int
+    asgi: Any,
+    sock: socket.socket,
+    shutdown: Callable[[], Awaitable[None]],
+    max_message_bytes: int,
+    keepalive: Keepalive | None,
 ) -> None:
     config = Config()
     config.accesslog = None
     config.errorlog = logger
     config.graceful_timeout = _GRACE
     config.websocket_max_message_size = max_message_bytes
+    if keepalive is not None:
+        # Hypercorn pings; a connection that has sent nothing, not even a pong, for an interval
+        # and a timeout is closed, and the app sees it disconnect.
+        config.websocket_ping_interval = keepalive.interval
+        config.read_timeout = keepalive.interval + keepalive.timeout  # type: ignore[assignment]
     app = wrap_app(asgi, config.wsgi_max_body_size, "asgi")
     sockets = Sockets(secure_sockets=[], insecure_sockets=[sock], quic_sockets=[])
     if sniffio.current_async_library() == "trio":
@@ -75,8 +86,11 @@ async def serve_asgi(
     port: int = 0,
     max_message_bytes: int = 16 * 1024 * 1024,
     on_shutdown: Callable[[], None] | None = None,
+    keepalive: Keepalive | None = None,
 ) -> AsyncIterator[str]:
-    """Serve any ASGI app with Hypercorn on the running backend; yield its base URL."""
+    """Serve any ASGI app with Hypercorn on the running backend; yield its base URL.
+
+    With `keepalive`, WebSocket connections are pinged and closed once they stop answering."""
     sock = _listen(host, port)
     stop = anyio.Event()
     stopped = anyio.Event()
@@ -88,7 +102,7 @@ async def serve_asgi(
     async def serve() -> None:
         try:
             with serve_scope:
-                await _serve(app, sock, stop.wait, max_message_bytes)
+                await _serve(app, sock, stop.wait, max_message_bytes, keepalive)
         finally:
             stopped.set()
 
@@ -120,8 +134,14 @@ async def run_gateway(
 
     Port 0 picks a free port. On exit every participant is disconnected (code 1001)."""
     gw = gateway if gateway is not None else Gateway(config)
+    keepalive = keepalive_settings(gw.config.ping_interval, gw.config.ping_timeout)
     async with serve_asgi(
-        gw.app, host=host, port=port, max_message_bytes=gw.config.max_message_bytes, on_shutdown=gw.close_all
+        gw.app,
+        host=host,
+        port=port,
+        max_message_bytes=gw.config.max_message_bytes,
+        on_shutdown=gw.close_all,
+        keepalive=keepalive,
     ) as url:
         yield url
 
@@ -183,6 +203,21 @@ def gateway_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--history", type=int, default=100, help="broadcast envelopes kept per topic")
     parser.add_argument("--rate", type=float, default=50.0, help="frames per second per participant")
+    add_keepalive_flags(parser, "each participant")
+    parser.add_argument(
+        "--jwt-key",
+        metavar="FILE",
+        help="accept signed tokens (JWT): FILE holds an HS256 secret or an RS256 public key (PEM); "
+        "turns off development tokens",
+    )
+    parser.add_argument(
+        "--jwt-audience", default="mcpx", help="the `aud` signed tokens must carry (default mcpx)"
+    )
+    parser.add_argument(
+        "--query-tokens",
+        action="store_true",
+        help="also accept ?token= in the WebSocket URL (it shows in access logs)",
+    )
     add_verbose(parser)
     return parser
 
@@ -197,12 +232,24 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
         if not sep or not pid or not token:
             parser.error(f"--token expects ID=TOKEN, got {item!r}")
         tokens[token] = TokenGrant(pid)
+    verifier = None
+    if args.jwt_key:
+        from ._tokens import verifier_from_file
+
+        try:
+            verifier = verifier_from_file(args.jwt_key, args.jwt_audience)
+        except ValueError as exc:
+            parser.error(str(exc))
     config = GatewayConfig(
-        dev_tokens=args.dev_tokens or not tokens,
+        dev_tokens=args.dev_tokens or not (tokens or verifier),
+        verifier=verifier,
+        query_tokens=args.query_tokens,
         tokens=tokens,
         history_limit=args.history,
         rate_per_second=args.rate,
         rate_burst=max(int(args.rate * 2), 1),
+        ping_interval=args.ping_interval,
+        ping_timeout=args.ping_timeout,
     )
     with console_logging(args.verbose):
         return gateway_main(args.host, args.port, config=config)

@@ -23,26 +23,29 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 import anyio
 from anyio.abc import TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._backoff import Reconnect
-from ._auth import TokenProvider, dev_token_provider, websocket_url
+from ._auth import TokenHolder, TokenProvider, dev_token_provider, websocket_url
 from ._channel import ParticipantTransport
 from ._envelope import (
     Envelope,
     ErrorFrame,
     Kind,
     ParticipantInfo,
-    encode_envelope,
     new_envelope,
     parse_frame,
     parse_system_error,
     parse_welcome,
 )
 from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError, WebSocketClosed
-from ._pace import DEFAULT_SEND_RATE, Pacer
+from ._keepalive import DEFAULT_PING_INTERVAL, DEFAULT_PING_TIMEOUT, keepalive_settings, watch
+from ._pace import DEFAULT_SEND_RATE
+from ._ratelimit import rate_limit_error
 from ._roster import Roster
 from ._routes import PeerChannel, Routes
+from ._rpc import INTERNAL_ERROR
+from ._sendq import SendBudget
 from ._topic_events import (
     ConnectionEvent,
     ConnectionState,
@@ -66,6 +69,9 @@ __all__ = [
 logger = logging.getLogger("mcpx_router.mcpx")
 
 _OUTBOX_SIZE: Final = 1024
+DEFAULT_SEND_TIMEOUT: Final = 60.0
+"""As long as a Router's calls may take by default."""
+_CLOSE_GOING_AWAY: Final = 1001
 _CLOSE_REPLACED: Final = 4000
 """The gateway's close code for a connection replaced by a newer one under the same id."""
 
@@ -77,13 +83,18 @@ class TopicClient:
         gateway_url: The gateway's base URL (http(s):// or ws(s)://).
         topic: The topic to join.
         participant_id: The id to join as (the gateway may assign another; see `participant_id`).
-        token_provider: `async () -> str`, called before every (re)connection; by default a
-            development token is asked of the gateway.
+        token_provider: `async () -> str`, called to connect and again whenever the gateway
+            refuses the token we hold (HTTP 401/403 or close code 1008: expired, or forgotten by
+            a restarted gateway); by default a development token is asked of the gateway.
         reconnect: When the connection is lost, connect again after these delays (the welcome
             then reconciles the roster: `leave` for those gone, `join` for newcomers). None: a
             lost connection stays lost. Entering the client still fails if the first attempt does.
         send_rate: At most this many frames a second go out (None: no limit); frames wait in
             turn rather than be dropped by the gateway's per-participant rate limit.
+        send_timeout: Seconds a request may wait for its turn (None: any); one that cannot go
+            out in time is answered at once with an error that says so.
+        ping_interval, ping_timeout: A ping every `ping_interval` s (None: none); nothing heard
+            within `ping_timeout` s of one and the connection is lost (see `reconnect`).
     """
 
     def __init__(
@@ -99,6 +110,9 @@ class TopicClient:
         channel_buffer: int = 256,
         reconnect: Reconnect | None = None,
         send_rate: float | None = DEFAULT_SEND_RATE,
+        send_timeout: float | None = DEFAULT_SEND_TIMEOUT,
+        ping_interval: float | None = DEFAULT_PING_INTERVAL,
+        ping_timeout: float = DEFAULT_PING_TIMEOUT,
     ) -> None:
         if not topic or not participant_id:
             raise ValueError("topic and participant_id must be non-empty")
@@ -107,19 +121,19 @@ class TopicClient:
         self.requested_id = participant_id
         self.participant_id = participant_id
         self.channel_buffer = channel_buffer
-        self._token_provider = token_provider or dev_token_provider(gateway_url, participant_id, topic)
+        self._tokens = TokenHolder(token_provider or dev_token_provider(gateway_url, participant_id, topic))
         self._welcome_timeout = welcome_timeout
         self._connect_timeout = connect_timeout
         self._ssl_context = ssl_context
         self._reconnect = reconnect
-        self._pacer = Pacer(send_rate) if send_rate is not None else None
+        self._budget = SendBudget(send_rate, send_timeout, self._fail_unsent)
+        self._keepalive = keepalive_settings(ping_interval, ping_timeout)
         self._close_code: int | None = None
         self._state = ConnectionState.CLOSED
         self._routes = Routes(self)
         self._roster = Roster(
             topic, self._routes, lambda pid: pid in (self.participant_id, self.requested_id)
         )
-        self._outbox: MemoryObjectSendStream[str] | None = None
         self._stack: AsyncExitStack | None = None
         self._closing = False
 
@@ -182,11 +196,14 @@ class TopicClient:
             delays, failures = self._reconnect.delays(), 0  # it was connected: start the delays over
 
     async def _connect_and_serve(self, task_status: TaskStatus[None]) -> None:
-        from ._ws import connect_websocket  # wsproto loads with the first connection, not on import
-
+        """Connect with the token we hold, or a fresh one when it is refused (or we hold none)."""
         self._set_state(ConnectionState.CONNECTING)
         self._close_code = None
-        token = await self._token_provider()
+        await self._tokens.connect(lambda token: self._serve_with(token, task_status))
+
+    async def _serve_with(self, token: str, task_status: TaskStatus[None]) -> None:
+        from ._ws import connect_websocket  # wsproto loads with the first connection, not on import
+
         url = websocket_url(self.gateway_url, self.topic)
         reason = "connection closed"
         async with connect_websocket(
@@ -196,15 +213,17 @@ class TopicClient:
             connect_timeout=self._connect_timeout,
         ) as ws:
             early = await self._await_welcome(ws)
-            outbox_send, outbox_recv = anyio.create_memory_object_stream[str](_OUTBOX_SIZE)
-            self._outbox = outbox_send
+            self._tokens.accepted(token)  # kept for reconnecting
+            outbox_recv = self._budget.open(_OUTBOX_SIZE)
             self._set_state(ConnectionState.CONNECTED)
             task_status.started()
             try:
                 for text in early:
                     self._on_text(text)
                 async with anyio.create_task_group() as conn_tg:
-                    conn_tg.start_soon(self._write_loop, ws, outbox_recv, conn_tg.cancel_scope)
+                    conn_tg.start_soon(self._budget.run, ws, outbox_recv, conn_tg.cancel_scope)
+                    if self._keepalive is not None:
+                        conn_tg.start_soon(watch, ws, self._keepalive, conn_tg.cancel_scope)
                     try:
                         while True:
                             self._on_text(await ws.receive_text())
@@ -212,13 +231,14 @@ class TopicClient:
                         reason = str(exc)
                     conn_tg.cancel_scope.cancel()
             finally:
-                self._outbox = None
-                outbox_send.close()
+                self._budget.close()
                 if self._closing:
                     self._routes.end_all("topic client closed")
                 else:
                     if ws.closed is not None:
                         reason, self._close_code = str(ws.closed), ws.closed.code
+                    if self._close_code == _CLOSE_GOING_AWAY:  # a restarted gateway may not know our token
+                        self._tokens.token = None
                     self._set_state(ConnectionState.LOST, reason)
                     self._routes.end_all(f"connection lost: {reason}")
 
@@ -259,18 +279,6 @@ class TopicClient:
                 f"the gateway closed the connection before the welcome: {exc}"
             ) from None
 
-    async def _write_loop(
-        self, ws: WebSocket, outbox: MemoryObjectReceiveStream[str], scope: anyio.CancelScope
-    ) -> None:
-        try:
-            async with outbox:
-                async for text in outbox:
-                    if self._pacer is not None:
-                        await self._pacer.wait()
-                    await ws.send_text(text)
-        except WebSocketClosed:
-            scope.cancel()
-
     # -- public API ---------------------------------------------------------------------------
 
     @property
@@ -301,14 +309,9 @@ class TopicClient:
 
     async def send(self, envelope: Envelope) -> None:
         """Send an envelope (built with `new_envelope`). Raises `MCPxConnectionError` when not connected."""
-        text = encode_envelope(envelope)
-        outbox = self._outbox
-        if outbox is None or self._state is not ConnectionState.CONNECTED:
+        if self._state is not ConnectionState.CONNECTED:
             raise MCPxConnectionError(f"topic {self.topic!r} is not connected ({self._state.value})")
-        try:
-            await outbox.send(text)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise MCPxConnectionError(f"topic {self.topic!r} lost its connection") from None
+        await self._budget.put(envelope, self.topic)
 
     async def notify(
         self, method: str, params: dict[str, Any] | None = None, *, to: tuple[str, ...] = ()
@@ -329,17 +332,16 @@ class TopicClient:
     # -- internal API used by channels, the participant side and the bridge ---------------------
 
     def _send_nowait(self, envelope: Envelope) -> bool:
-        outbox = self._outbox
-        if outbox is None:
-            return False
-        try:
-            outbox.send_nowait(encode_envelope(envelope))
-        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        if not self._budget.put_nowait(envelope):
             logger.warning(
                 "topic %r: outbox full or closed, dropped an envelope to %s", self.topic, envelope.to
             )
             return False
         return True
+
+    def _fail_unsent(self, env_id: str, message: str) -> None:
+        env = self.envelope("system", {"event": "error"}, correlation_id=env_id)
+        self._routes.fail_request(env_id, message, env, INTERNAL_ERROR)
 
     def _add_channel(self, peer: str, channel: PeerChannel) -> None:
         if self._state is not ConnectionState.CONNECTED:
@@ -366,7 +368,11 @@ class TopicClient:
             self._routes.on_mcp(frame)
 
     def _on_error_frame(self, frame: ErrorFrame) -> None:
-        logger.warning("topic %r: gateway error %s: %s", self.topic, frame.error, frame.details)
+        info = rate_limit_error(frame.raw)
+        if info is not None:
+            self._budget.rate_limited(info)
+        else:
+            logger.warning("topic %r: gateway error %s: %s", self.topic, frame.error, frame.details)
         self._roster.publish(GatewayErrorEvent(frame.error, None, frame.details))
 
     def _on_system(self, env: Envelope) -> None:
@@ -378,8 +384,12 @@ class TopicClient:
         if error is None:
             logger.debug("topic %r: ignoring system frame %r", self.topic, env.payload)
             return
-        logger.warning("topic %r: gateway error %s: %s", self.topic, error.error, error.message)
         self._roster.publish(GatewayErrorEvent(error.error, error.message, error.details, env.correlation_id))
+        info = rate_limit_error(env.payload, env.correlation_id)
+        if info is not None and self._budget.rate_limited(info):
+            return  # it goes out again
+        if info is None:
+            logger.warning("topic %r: gateway error %s: %s", self.topic, error.error, error.message)
         text = f"gateway refused the request: {error.message or error.error}"
         self._routes.fail_request(env.correlation_id, text, env)
 

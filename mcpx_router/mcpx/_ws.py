@@ -47,6 +47,7 @@ class WebSocket:
         self._send_lock = anyio.Lock()
         self._parts: list[str] = []
         self._size = 0
+        self._heard = anyio.Event()
         self.closed: WebSocketClosed | None = None
 
     async def _write(self, data: bytes) -> None:
@@ -76,11 +77,31 @@ class WebSocket:
                 data: bytes | None = await self._stream.receive(_READ_CHUNK)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 data = None
+            if data:
+                self._heard.set()
             try:
                 self._conn.receive_data(data)
                 self._events.extend(self._conn.events())
             except (RemoteProtocolError, LocalProtocolError) as exc:
                 await self._fail(1002, f"protocol error: {exc}")
+
+    async def keepalive(self, interval: float, patience: float) -> WebSocketClosed:
+        """Ping every `interval` seconds; return once the peer has sent nothing at all (no pong,
+        no frame) within `patience` seconds of a ping, with `closed` set to say so.
+
+        A connection whose peer vanished without closing (a dead host, a half-open TCP link)
+        otherwise looks alive for ever. Runs alongside `receive_text`, which hears the pongs.
+        """
+        while self.closed is None:
+            await anyio.sleep(interval)
+            self._heard = anyio.Event()
+            with anyio.move_on_after(patience):
+                with contextlib.suppress(*_GONE):
+                    await self._write(self._conn.send(Ping(payload=b"mcpx")))
+                await self._heard.wait()
+            if not self._heard.is_set() and self.closed is None:
+                self.closed = WebSocketClosed(1006, f"no answer to a ping within {patience:g} s")
+        return self.closed
 
     async def _handle(self, event: Event) -> str | None:
         if isinstance(event, TextMessage | BytesMessage):

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 import anyio
 import anyio.abc
@@ -16,6 +16,7 @@ from .._backoff import Reconnect
 from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError
 from .._naming import check_peer_id
 from ..mcpx._pace import DEFAULT_SEND_RATE
+from ..mcpx._topic_options import ConnectionOptions
 from ._callbacks import PeerCallbacks
 from ._content import ContentStore
 from ._content_face import ContentFace
@@ -235,6 +236,7 @@ class Router(AdapterFace, ContentFace, JoinMany):
         reconnect: Reconnect | None = None,
         send_rate: float | None = DEFAULT_SEND_RATE,
         mode: str = "legacy",
+        **options: Unpack[ConnectionOptions],
     ) -> TopicMembership:
         """Join an MCPx topic: every participant present is a peer, named by its participant id.
 
@@ -253,8 +255,8 @@ class Router(AdapterFace, ContentFace, JoinMany):
             gateway_url: The gateway's base URL.
             topic: The topic to join.
             participant_id: Our id in the topic.
-            token_provider: `async () -> str`, called before every (re)connection; by default a
-                development token is asked of the gateway (`POST /v0/auth/token`).
+            token_provider: `async () -> str`, asked to connect and when the gateway refuses the
+                token held; by default a development token is asked of the gateway.
             include: Glob patterns of participant ids to take as peers (None: all).
             exclude: Glob patterns of participant ids never to take as peers.
             serve: An MCP server to answer the requests other participants address to us.
@@ -268,6 +270,9 @@ class Router(AdapterFace, ContentFace, JoinMany):
                 per-participant rate limit never drops one; joining costs three per participant.
             mode: How to negotiate with participants (see `mcp.Client`); MCPx v0 participants
                 expect the `initialize` handshake.
+            options: `send_timeout` (60 s: a call that cannot go out in time within `send_rate`
+                is answered at once, saying so), `ping_interval` and `ping_timeout` (20 s each:
+                a gateway that answers no ping for that long is taken as gone); see `TopicClient`.
 
         Raises:
             MCPxConnectionError: The gateway could not be reached (MCPxAuthError: it refused us).
@@ -287,6 +292,7 @@ class Router(AdapterFace, ContentFace, JoinMany):
             retry_unresponsive=retry_unresponsive,
             reconnect=reconnect if reconnect is not None else self._settings.reconnect,
             send_rate=send_rate,
+            options=options,
         )
         joined: TopicMembership = await tg.start(membership.run)
         return joined

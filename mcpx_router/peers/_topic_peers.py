@@ -24,6 +24,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from .._backoff import Reconnect
 from .._errors import DuplicatePeerError, PeerUnavailableError
 from ..mcpx._errors import MCPxConnectionError
+from ..mcpx._topic_options import ConnectionOptions
 from ._member import Member
 from ._settings import Settings
 from ._specs import ParticipantPeer, PeerSpec
@@ -85,6 +86,7 @@ class TopicMembership:
         retry_unresponsive: float | None,
         reconnect: Reconnect,
         send_rate: float | None,
+        options: ConnectionOptions | None = None,
     ) -> None:
         if not handshake_timeout > 0:
             raise ValueError(f"handshake_timeout must be positive seconds, not {handshake_timeout!r}")
@@ -103,6 +105,7 @@ class TopicMembership:
         self._retry_after = retry_unresponsive
         self._reconnect = reconnect
         self._send_rate = send_rate
+        self._options = options or ConnectionOptions()
         # Handshakes wait for a slot rather than in our paced outbox, where their time would run
         # out: a handshake costs three frames, so this many take about a second.
         self._handshakes = anyio.CapacityLimiter(max(1, int(send_rate // 3)) if send_rate else 64)
@@ -205,6 +208,7 @@ class TopicMembership:
                         token_provider=self._token_provider,
                         reconnect=self._reconnect,
                         send_rate=self._send_rate,
+                        **self._options,
                     )
                     if self._serve is not None:  # ready before the others see us join
                         self._server = await stack.enter_async_context(serve_participant(client, self._serve))
