@@ -64,6 +64,15 @@ class GatewayConfig:
     """A participant from which nothing (not even a pong) arrives for `ping_interval` +
     `ping_timeout` seconds is disconnected, and its `leave` announced."""
 
+    def __post_init__(self) -> None:
+        for grant in self.tokens.values():
+            if not valid_id(grant.participant_id):
+                raise ValueError(
+                    f"a pre-shared token binds the participant id {grant.participant_id!r}, which no "
+                    "participant may have: 1 to 128 printable characters without spaces, not "
+                    "starting with 'system' (the gateway's own namespace)"
+                )
+
 
 def valid_id(value: Any) -> TypeGuard[str]:
     return (

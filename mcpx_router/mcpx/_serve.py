@@ -21,7 +21,7 @@ from hypercorn.utils import wrap_app
 
 from .._console import CommandParser, add_verbose, console_logging, run_command
 from ._gateway import Gateway
-from ._gateway_state import GatewayConfig, TokenGrant
+from ._gateway_state import GatewayConfig, TokenGrant, valid_id
 from ._keepalive import Keepalive, keepalive_settings
 from ._topic_options import add_keepalive_flags
 
@@ -231,6 +231,8 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
         pid, sep, token = item.partition("=")
         if not sep or not pid or not token:
             parser.error(f"--token expects ID=TOKEN, got {item!r}")
+        if not valid_id(pid):
+            parser.error(f"--token {pid}=…: not a participant id (none starts with 'system' or holds spaces)")
         tokens[token] = TokenGrant(pid)
     verifier = None
     if args.jwt_key:

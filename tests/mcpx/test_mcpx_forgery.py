@@ -22,6 +22,8 @@ from mcpx_router import Router
 from mcpx_router.mcpx import (
     Envelope,
     Gateway,
+    GatewayConfig,
+    TokenGrant,
     TopicClient,
     parse_frame,
     run_gateway,
@@ -249,3 +251,18 @@ async def test_our_gateway_refuses_presence_and_system_from_participants(
         seen = await watcher.frames_within(0.05)
         assert [f for f in seen if f.get("from") == "mallory"] == []
         assert all(h.get("from") != "mallory" for h in gw.history(TOPIC))
+
+
+@settings(max_examples=200, deadline=None)
+@given(pid=st.text(max_size=140))
+def test_no_pre_shared_token_binds_an_id_a_participant_may_not_have(pid: str) -> None:
+    legal = (
+        0 < len(pid) <= 128
+        and not pid.startswith("system")
+        and all(c.isprintable() and not c.isspace() for c in pid)
+    )
+    if legal:
+        assert GatewayConfig(tokens={"t": TokenGrant(pid)}).tokens["t"].participant_id == pid
+    else:
+        with pytest.raises(ValueError, match="no participant may have"):
+            GatewayConfig(tokens={"t": TokenGrant(pid)})
