@@ -24,7 +24,7 @@ from .._dispatch import prepare_arguments
 from .._errors import RouterError, UsageError
 from .._suggest import NameSuggester
 from ..mcpx import static_token
-from ..mcpx._topic_options import send_rate
+from ..mcpx._topic_options import add_send_rate_flag
 from ..model._arguments import ArgumentsError
 from ..peers import PeerSpec
 from ..peers._events import CallProgress, RouterEvent
@@ -122,13 +122,7 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--topic", help="the topic to join (with --gateway)")
     group.add_argument("--id", dest="participant_id", default="mcpx-router", help="our participant id")
     group.add_argument("--token", help="a pre-shared token (default: a development token from the gateway)")
-    group.add_argument(
-        "--send-rate",
-        type=send_rate,
-        default=50.0,
-        metavar="RATE",
-        help="frames a second we send at most, or N/min, N/h; match the gateway's per-participant rate limit",
-    )
+    add_send_rate_flag(group)
     parser.add_argument(
         "--connect-timeout",
         type=positive_seconds,

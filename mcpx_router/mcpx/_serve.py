@@ -211,7 +211,7 @@ def gateway_parser() -> argparse.ArgumentParser:
         "turns off development tokens",
     )
     parser.add_argument(
-        "--jwt-audience", default="mcpx", help="the `aud` signed tokens must carry (default mcpx)"
+        "--jwt-audience", default="mcpx", help="the `aud` signed tokens must carry (default: mcpx)"
     )
     parser.add_argument(
         "--query-tokens",

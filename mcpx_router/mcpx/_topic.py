@@ -46,13 +46,7 @@ from ._roster import Roster
 from ._routes import PeerChannel, Routes
 from ._rpc import INTERNAL_ERROR
 from ._sendq import SendBudget
-from ._topic_events import (
-    ConnectionEvent,
-    ConnectionState,
-    GatewayErrorEvent,
-    PresenceEvent,
-    TopicEvent,
-)
+from ._topic_events import ConnectionEvent, ConnectionState, GatewayErrorEvent, PresenceEvent, TopicEvent
 
 if TYPE_CHECKING:
     from ._ws import WebSocket

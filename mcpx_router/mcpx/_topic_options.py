@@ -94,14 +94,14 @@ def add_keepalive_flags(parser: argparse.ArgumentParser, who: str) -> None:
         type=_seconds_or_off,
         default=20.0,
         metavar="SECONDS",
-        help=f"seconds between WebSocket pings to {who} (default 20; off: never ping)",
+        help=f"seconds between WebSocket pings to {who} (default: 20; off: never ping)",
     )
     parser.add_argument(
         "--ping-timeout",
         type=_seconds,
         default=20.0,
         metavar="SECONDS",
-        help=f"seconds {who} may stay silent after a ping before the connection is dropped (default 20)",
+        help=f"seconds {who} may stay silent after a ping before the connection is dropped (default: 20)",
     )
 
 
@@ -113,15 +113,20 @@ def add_topic_flags(parser: argparse.ArgumentParser) -> None:
         help="a token service: POST {participantId, topic} -> {token}; asked again whenever the "
         "gateway refuses the token held (expired, or a restarted gateway)",
     )
+    add_send_rate_flag(parser)
+    add_keepalive_flags(parser, "the gateway")
+
+
+def add_send_rate_flag(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--send-rate RATE`: the topic's send budget (50 frames a second by default)."""
     parser.add_argument(
         "--send-rate",
         type=send_rate,
         default=50.0,
         metavar="RATE",
-        help="frames we send at most: N a second, or N/min, N/h (default 50; none: no limit); "
+        help="frames we send at most: N a second, or N/min, N/h (default: 50; none: no limit); "
         "match the gateway's per-participant rate limit",
     )
-    add_keepalive_flags(parser, "the gateway")
 
 
 def topic_options(args: argparse.Namespace) -> TopicOptions:

@@ -109,14 +109,11 @@ class TopicMembership:
         # Handshakes wait for a slot rather than in our paced outbox, where their time would run
         # out: a handshake costs three frames, so this many take about a second.
         self._handshakes = anyio.CapacityLimiter(max(1, int(send_rate // 3)) if send_rate else 64)
-        self._settings = Settings(
-            # A participant's session is reopened while it is present: the topic, not the member,
-            # decides when it is gone (a `leave`, or giving up on the gateway).
+        self._settings = dataclasses.replace(
+            host.settings,  # the Router's probes, callbacks, ...
+            # Reopened while present: the topic decides when it is gone (a leave, a lost gateway).
             reconnect=dataclasses.replace(reconnect, max_attempts=None, give_up_after=None),
             connect_timeout=handshake_timeout,
-            refresh_debounce=host.settings.refresh_debounce,
-            health_interval=host.settings.health_interval,
-            health_timeout=host.settings.health_timeout,
         )
         self._client: TopicClient | None = None
         self._server: ParticipantServer | None = None
