@@ -48,14 +48,14 @@ def installed(backend: str) -> list[str]:
     return found
 
 
-def _agents_server(server: Any, name: str) -> Any:
+def _agents_server(server: Any, name: str, cache_tools_list: bool = True) -> Any:
     """An openai-agents MCP server whose streams are `mcp.Client`'s in-process transport."""
     agents_mcp = importlib.import_module("agents.mcp.server")
     base = agents_mcp._MCPServerWithClientSession
 
     class InProcess(base):  # type: ignore[misc,valid-type]
         def __init__(self) -> None:
-            super().__init__(cache_tools_list=True, client_session_timeout_seconds=60)
+            super().__init__(cache_tools_list=cache_tools_list, client_session_timeout_seconds=60)
             self._name = name
 
         @property
