@@ -29,7 +29,11 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
 }
 
 # With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.
-COMPARED = {dispatch.NAME: ".compare", catalogue.NAME: ".compare_catalogue"}
+COMPARED = {
+    dispatch.NAME: ".compare",
+    catalogue.NAME: ".compare_catalogue",
+    bench_router.NAME: ".compare_change",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

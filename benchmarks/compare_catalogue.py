@@ -48,7 +48,12 @@ async def run(settings: Settings) -> list[Row]:
         sides: dict[str, Callable[[], Awaitable[list[Any]]]] = {
             "plain loop": lambda: catalogue.plain_catalogue(peers),
             "mcpx_router": ours,
-            **await _rival_catalogues.open_builders(stack, servers, settings.backend),
+            **{
+                name: rival.build
+                for name, rival in (
+                    await _rival_catalogues.open_builders(stack, servers, settings.backend)
+                ).items()
+            },
         }
         print(f"  all sessions connected in {fmt_seconds(time.perf_counter() - started)}")
         for name, build in sides.items():  # warm-up, and every side makes the whole list
