@@ -30,7 +30,7 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
 
 # With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.
 COMPARED = {
-    dispatch.NAME: ".compare",
+    dispatch.NAME: ".compare_dispatch",
     catalogue.NAME: ".compare_catalogue",
     bench_router.NAME: ".compare_change",
 }
