@@ -4,6 +4,7 @@
     python3 dev.py demo     # run the demo (creates .venv on first use)
     python3 dev.py test     # lint, type-check and run the test suite on asyncio and trio
     python3 dev.py bench    # run the benchmarks and print their ratios
+    python3 dev.py bench --compare  # the same, with the competitors of the `bench` extra
     python3 dev.py lint     # ruff and mypy only
 """
 
@@ -57,6 +58,8 @@ def main(argv: list[str]) -> None:
     elif task == "lint":
         lint()
     elif task == "bench":
+        if "--compare" in rest:
+            _run(PY, "-m", "pip", "install", "--quiet", "-e", ".[dev,bench]")
         _run(PY, "-m", "benchmarks", *rest)
     elif task == "setup":
         pass

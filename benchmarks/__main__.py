@@ -1,4 +1,4 @@
-"""The one entry point: `python -m benchmarks [--quick] [--backend trio] [dispatch|catalogue ...]`.
+"""The one entry point: `python -m benchmarks [--quick] [--compare] [--backend trio] [NAME ...]`.
 
 Every figure is a ratio against a baseline measured in the same run, interleaved with it, so
 a noisy machine moves both sides alike. The summary at the end is a Markdown table, ready for
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,13 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     imports.NAME: imports.run,
 }
 
+# With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.
+COMPARED = {
+    dispatch.NAME: ".compare_dispatch",
+    catalogue.NAME: ".compare_catalogue",
+    bench_router.NAME: ".compare_change",
+}
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
@@ -40,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--quick", action="store_true", help="fewer repetitions: a smoke run, noisier figures"
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="also run the competitors installed by the `bench` extra (docs/benchmarks.md)",
     )
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio", help="anyio backend")
     args = parser.parse_args(argv)
@@ -58,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         print(f"\n== {name} ==")
         rows += anyio.run(BENCHMARKS[name], settings, backend=settings.backend)
+        if args.compare and name in COMPARED:
+            print(f"\n== {name}: competitors ==")
+            extension = importlib.import_module(COMPARED[name], __package__)
+            rows += anyio.run(extension.run, settings, backend=settings.backend)
     print(f"\n== summary ({time.perf_counter() - started:.0f} s) ==")
     print_table(rows)
     missed = [row for row in rows if row.passed is False]

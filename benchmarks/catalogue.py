@@ -159,7 +159,7 @@ async def plain_catalogue(peers: Sequence[tuple[str, Any]]) -> list[dict[str, An
 
 async def adapter_catalogue(
     adapter: OpenAIPeerToolAdapter, peers: Sequence[tuple[str, Any]]
-) -> tuple[dict[str, Any], ...]:
+) -> tuple[Mapping[str, Any], ...]:
     for peer_id, session in peers:
         await adapter.add_peer(peer_id, session)
     # The whole catalogue, as the plain loop produces it (by default a request carries at most 128).
