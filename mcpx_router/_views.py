@@ -9,7 +9,7 @@ index is kept the same way: one tokenised part per peer, re-read only when that 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,19 +56,7 @@ class Views:
             return built.tools
         old_tools: tuple[dict[str, Any], ...] = () if built is None else built.tools
         old_spans = {} if built is None else built.spans
-        build = BUILDERS[fmt]
-        out: list[dict[str, Any]] = []
-        spans: dict[str, tuple[int, int, int]] = {}
-        stamps = self._stamps
-        for peer, tools in peers.items():
-            stamp = stamps.get(peer, 0)
-            start = len(out)
-            span = old_spans.get(peer)
-            if span is not None and span[2] == stamp:
-                out += old_tools[span[0] : span[1]]
-            else:
-                out += [build(tool) for tool in tools.values()]
-            spans[peer] = (start, len(out), stamp)
+        out, spans = _patched(old_tools, old_spans, peers, self._stamps, BUILDERS[fmt])
         tools_view = tuple(out)
         self._built[fmt] = _Built(version, tools_view, spans)
         return tools_view
@@ -85,3 +73,43 @@ class Views:
                 cached = kept[peer] = (stamp, IndexPart(docs))
             parts.append(cached[1])
         return rank_parts(parts, query)
+
+
+def _patched(
+    old: tuple[dict[str, Any], ...],
+    old_spans: Mapping[str, tuple[int, int, int]],
+    peers: Peers,
+    stamps: Mapping[str, int],
+    build: Callable[[PublishedTool], dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, tuple[int, int, int]]]:
+    """The tools of `peers` as a list: the previous one, `old`, with the entries of the peers that
+    changed, joined or left replaced; and where each peer's tools are in it.
+
+    Each entry of the new list is touched once or twice (a copy of `old`, the changes spliced in
+    place), not once per slice: on a large heap, touching 10,000 entries is what a view costs.
+    """
+    edits: list[tuple[int, int, list[dict[str, Any]]]] = []
+    spans: dict[str, tuple[int, int, int]] = {}
+    pending: list[dict[str, Any]] = []
+    position = size = 0
+    for peer, tools in peers.items():
+        stamp = stamps.get(peer, 0)
+        span = old_spans.get(peer)
+        if span is not None and span[2] == stamp and span[0] >= position:
+            if pending or span[0] != position:  # what lies between: peers that changed or left
+                edits.append((position, span[0], pending))
+                pending = []
+            position = span[1]
+            stop = size + span[1] - span[0]
+        else:
+            built = [build(tool) for tool in tools.values()]
+            pending += built
+            stop = size + len(built)
+        spans[peer] = (size, stop, stamp)
+        size = stop
+    if pending or position != len(old):
+        edits.append((position, len(old), pending))
+    out = list(old)
+    for start, stop, replacement in reversed(edits):
+        out[start:stop] = replacement
+    return out, spans
