@@ -109,6 +109,8 @@ def _patched(
         size = stop
     if pending or position != len(old):
         edits.append((position, len(old), pending))
+    if len(edits) == 1 and edits[0][:2] == (0, len(old)):  # nothing kept (the first view)
+        return edits[0][2], spans
     out = list(old)
     for start, stop, replacement in reversed(edits):
         out[start:stop] = replacement
