@@ -97,7 +97,7 @@ class Catalogue:
                     limit,
                 )
             return view[:limit]
-        return tuple(view[i] for i in sorted(self._views.rank(self._peers, query)[:limit]))
+        return tuple(view[i] for i in sorted(self._views.rank(self._peers, query, self.version)[:limit]))
 
     def why_unknown(self, name: str) -> str:
         """Why no tool answers to `name`, for the model: it went away, or it never was (close names)."""

@@ -38,6 +38,9 @@ class Views:
         """Per peer, the catalogue version at which its published tools last changed."""
         self._built: dict[Format, _Built] = {}
         self._parts: dict[str, tuple[int, IndexPart]] = {}
+        """Per peer, its stamp and its tools tokenised for the relevance index."""
+        self._ranked: tuple[int, list[IndexPart]] | None = None
+        """The parts of the last version ranked, in catalogue order."""
 
     def changed(self, peer: str, version: int) -> None:
         """`peer`'s published tools changed, making the catalogue `version`."""
@@ -61,18 +64,20 @@ class Views:
         self._built[fmt] = _Built(version, tools_view, spans)
         return tools_view
 
-    def rank(self, peers: Peers, query: str) -> list[int]:
+    def rank(self, peers: Peers, query: str, version: int) -> list[int]:
         """Indices of every published tool (catalogue order), most relevant to `query` first."""
-        parts: list[IndexPart] = []
-        kept = self._parts
-        for peer, tools in peers.items():
-            stamp = self._stamps.get(peer, 0)
-            cached = kept.get(peer)
-            if cached is None or cached[0] != stamp:
-                docs = (tool_text(t.name, t.description, t.parameters) for t in tools.values())
-                cached = kept[peer] = (stamp, IndexPart(docs))
-            parts.append(cached[1])
-        return rank_parts(parts, query)
+        if self._ranked is None or self._ranked[0] != version:
+            parts: list[IndexPart] = []
+            kept = self._parts
+            for peer, tools in peers.items():
+                stamp = self._stamps.get(peer, 0)
+                cached = kept.get(peer)
+                if cached is None or cached[0] != stamp:
+                    docs = (tool_text(t.name, t.description, t.parameters) for t in tools.values())
+                    cached = kept[peer] = (stamp, IndexPart(docs))
+                parts.append(cached[1])
+            self._ranked = (version, parts)
+        return rank_parts(self._ranked[1], query)
 
 
 def _patched(
