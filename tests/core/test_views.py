@@ -2,18 +2,24 @@
 departures, every view equals the one a fresh catalogue builds for the same state, and a view
 returned earlier never changes under its holder.
 
-The catalogue is pure (no I/O), so it is driven directly with `mcp_types.Tool` listings.
+The catalogue is pure (no I/O), so the property is checked on it directly with `mcp_types.Tool`
+listings; one test checks the adapter's views over real in-process MCP servers.
 """
 
 from __future__ import annotations
 
 import copy
+from contextlib import AsyncExitStack
 from typing import Any, get_args
 
+import mcp
 import mcp_types as mt
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mcp.server import Server
 
+from mcpx_router import OpenAIPeerToolAdapter
 from mcpx_router._catalogue import Catalogue, Format
 
 FORMATS: tuple[Format, ...] = get_args(Format)
@@ -115,3 +121,53 @@ def test_a_change_rebuilds_only_the_changed_peers_entries() -> None:
         assert all(a is b for a, b in zip(after[:3], before[fmt][:3], strict=True))
         assert all(a is not b for a, b in zip(after[3:6], before[fmt][3:6], strict=True))
         assert all(a is b for a, b in zip(after[7:], before[fmt][6:], strict=True))
+
+
+def _server(name: str, listing: list[mt.Tool]) -> Server[Any]:
+    """A real MCP server listing whatever `listing` holds at the time it is asked."""
+
+    async def list_tools(ctx: Any, params: Any) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=list(listing))
+
+    return Server(name, on_list_tools=list_tools)
+
+
+@pytest.mark.anyio
+async def test_the_adapters_views_after_a_refresh_equal_a_fresh_adapters() -> None:
+    listings = {
+        peer: [
+            mt.Tool(name=f"t{i}", description=f"{peer} {WORDS[i]}", input_schema={"type": "object"})
+            for i in range(3)
+        ]
+        for peer in PEERS
+    }
+    async with AsyncExitStack() as stack:
+        clients = {
+            peer: await stack.enter_async_context(mcp.Client(_server(peer, listing)))
+            for peer, listing in listings.items()
+        }
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(max_tools=5))
+        for peer, client in clients.items():
+            await adapter.add_peer(peer, client)
+
+        def views(a: OpenAIPeerToolAdapter) -> list[tuple[Any, ...]]:
+            return [
+                get(**kwargs)
+                for get in (a.get_openai_tools, a.get_responses_tools, a.get_openai_functions)
+                for kwargs in ({}, {"max_tools": None}, {"relevant_to": "weather city"})
+            ]
+
+        before = views(adapter)
+        seen = copy.deepcopy(before)
+        listings["q"].append(
+            mt.Tool(name="city", description="the weather of a city", input_schema={"type": "object"})
+        )
+        assert await adapter.refresh_peer("q")
+        after = views(adapter)
+        assert before == seen  # what was returned before did not change
+        assert after != before
+        fresh = await stack.enter_async_context(OpenAIPeerToolAdapter(max_tools=5))
+        for peer, client in clients.items():
+            await fresh.add_peer(peer, client)
+        assert after == views(fresh)
+        assert "q__city" in [tool["function"]["name"] for tool in after[1]]
