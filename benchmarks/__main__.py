@@ -17,12 +17,13 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from . import bench_router, catalogue, dispatch, imports, names
+from . import bench_router, catalogue, dispatch, growth, imports, names
 from ._common import Row, Settings, machine, print_table, revision
 
 BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     dispatch.NAME: dispatch.run,
     catalogue.NAME: catalogue.run,
+    growth.NAME: growth.run,
     bench_router.NAME: bench_router.run,
     names.NAME: names.run,
     imports.NAME: imports.run,

@@ -4,17 +4,19 @@
    `Server`s with 20 tools each; the peer whose list changes is a stdio server with 20 tools,
    changed without a notification (a tool is added, then removed, and so on). Then:
    - subject: from the moment the Router is told the list changed (the entry point the
-     session's notification handler calls; `refresh_debounce=0`) to the catalogue update (taken
-     in the synchronous `ToolsChanged` callback): re-listing the peer (all pages), diffing,
-     swapping its entries into the catalogue;
+     session's notification handler calls; `refresh_debounce=0`) to the new complete tool list
+     (taken in the synchronous `ToolsChanged` callback, after it called
+     `get_openai_tools(max_tools=None)`, the whole Chat view of 10,000 tools): re-listing the peer
+     (all pages), diffing, swapping its entries into the catalogue, and the next view;
    - baseline: re-listing that one peer alone over the same connection (every page, no
      catalogue work).
    Each round times a block of changes and a block of re-listings, which goes first alternating;
-   the ratio is the median over rounds of the blocks' median times. Target ≤ 1.2x: the cost
-   follows the peer, not the catalogue. The changing peer is an `MCPServer` (the Python SDK's
-   server, benchmarks/_echo_server.py); rows without a target repeat it with the changing peer
-   alone in the Router, and with tests/support/tiny_stdio_server.py, a standard-library server that
-   lists in a fraction of the time, where the Router's fixed cost per change weighs most.
+   the ratio is the median over rounds of the blocks' median times. Target ≤ 1.5x: the cost
+   follows the peer, not the catalogue (the view reuses the other peers' entries). The changing
+   peer is an `MCPServer` (the Python SDK's server, benchmarks/_echo_server.py); rows without a
+   target repeat it with the changing peer alone in the Router, and with
+   tests/support/tiny_stdio_server.py, a standard-library server that lists in a fraction of the
+   time, where the Router's fixed cost per change weighs most.
 2. Dispatch over stdio: one tool call through `Router.dispatch` (a Chat Completions tool call,
    arguments as a JSON string) vs `mcp.Client.call_tool` on a connection of its own to a second
    copy of the same stdio `MCPServer`. Sequential calls in blocks, the two alternating, order
@@ -46,7 +48,7 @@ NAME = "router"
 
 PEERS = 500
 TOOLS_PER_PEER = 20
-CHANGE_TARGET = 1.2
+CHANGE_TARGET = 1.5
 DISPATCH_TARGET = 1.05
 HERE = Path(__file__).resolve().parent
 TINY = HERE.parent / "tests" / "support" / "tiny_stdio_server.py"
@@ -112,11 +114,14 @@ async def _change_rounds(
     changed = anyio.Event()
     updated_at = 0.0
     changes = 0
+    views = 0
 
     def on_event(event: object) -> None:
-        # Called as the catalogue is updated: the time is taken here, not when this task wakes.
-        nonlocal updated_at
+        # Called as the catalogue is updated: the time is taken here, not when this task wakes,
+        # once the new list is built, as a host re-sending its tools would build it.
+        nonlocal updated_at, views
         if isinstance(event, ToolsChanged) and event.peer == "changing":
+            views += len(router.get_openai_tools(max_tools=None)) > 0
             updated_at = time.perf_counter()
             changed.set()
 
@@ -151,6 +156,7 @@ async def _change_rounds(
         subject += times[notified]
         baseline += times[relisted]
         ratios.append(median(times[notified]) / median(times[relisted]))
+    assert views == changes, (views, changes)
     return subject, baseline, ratios
 
 
@@ -169,7 +175,7 @@ async def _change(settings: Settings, changing: Changing, peers: int) -> tuple[f
         subject, baseline, ratios = await _change_rounds(router, changing, rounds, block)
     ratio = median(ratios)
     print(
-        f"  notification -> catalogue {fmt_seconds(median(subject))} vs re-listing alone "
+        f"  notification -> event + whole Chat view {fmt_seconds(median(subject))} vs re-listing alone "
         f"{fmt_seconds(median(baseline))}: median ratio {ratio:.3f}x"
     )
     return median(baseline), median(subject), ratio
@@ -231,7 +237,7 @@ async def run(settings: Settings) -> list[Row]:
     print(f"{change}:")
     rows.append(
         _row(
-            f"{change}: notification to catalogue vs re-listing that peer",
+            f"{change}: notification to event + the whole Chat view vs re-listing that peer",
             *await _change(settings, SDK_SERVER, PEERS),
             CHANGE_TARGET,
         )

@@ -204,8 +204,10 @@ class Runs:
         return [mine / theirs for mine, theirs in zip(self.seconds, baseline.seconds, strict=True)]
 
 
-async def compare(peers: Sequence[tuple[str, Any]], rounds: int, label: str) -> tuple[Runs, Runs]:
-    """Alternate plain loop and adapter registration; return both sides' runs."""
+async def compare(
+    peers: Sequence[tuple[str, Any]], rounds: int, label: str, count: int = PEERS * TOOLS_PER_PEER
+) -> tuple[Runs, Runs]:
+    """Alternate plain loop and adapter registration of `count` tools; return both sides' runs."""
     plain, subject = Runs(), Runs()
 
     async def time_plain(runs: Runs) -> None:
@@ -215,7 +217,7 @@ async def compare(peers: Sequence[tuple[str, Any]], rounds: int, label: str) -> 
             result = await plain_catalogue(peers)
             runs.seconds.append(time.perf_counter() - start)
         runs.gc.append(spent)
-        assert len(result) == PEERS * TOOLS_PER_PEER
+        assert len(result) == count
 
     async def time_adapter(runs: Runs) -> None:
         collect()
@@ -225,7 +227,7 @@ async def compare(peers: Sequence[tuple[str, Any]], rounds: int, label: str) -> 
                 result = await adapter_catalogue(adapter, peers)
                 runs.seconds.append(time.perf_counter() - start)
             runs.gc.append(spent)
-        assert len(result) == PEERS * TOOLS_PER_PEER
+        assert len(result) == count
 
     await time_plain(Runs())  # warm-up, not recorded
     await time_adapter(Runs())

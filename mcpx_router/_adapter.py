@@ -306,7 +306,8 @@ class OpenAIPeerToolAdapter(CallMethods):
     def get_openai_tools(
         self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
     ) -> tuple[ChatCompletionFunctionToolParam, ...]:
-        """The Chat Completions `tools` list. Cached per version; treat it as read-only.
+        """The Chat Completions `tools` list: one tuple per catalogue version, never changed once
+        returned (a change of one peer rebuilds only that peer's entries); treat its dicts as read-only.
 
         Args:
             relevant_to: The conversation (messages or input items) or a query; when the

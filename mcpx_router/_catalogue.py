@@ -11,9 +11,9 @@ import mcp_types as mt
 from ._errors import ToolConversionError
 from ._listing import checked_tool
 from ._naming import NameTable, ToolKey, shown
-from ._published import BUILDERS, Format, PublishedTool
+from ._published import Format, PublishedTool
 from ._suggest import NameSuggester
-from .model._budget import LexicalIndex, tool_text
+from ._views import Views
 from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
 from .model._shape import plain_copy, plain_equal, schema_shape
@@ -42,13 +42,12 @@ class Catalogue:
         self._peers: dict[str, dict[str, PublishedTool]] = {}
         self._rejected: dict[str, dict[str, str]] = {}
         self._by_name: dict[str, PublishedTool] = {}
-        self._views: dict[Format, tuple[dict[str, Any], ...]] = {}
+        self._views = Views()
         self._reserved: dict[str, set[str]] = {}
         """Per peer, tools whose names are kept for it while its tools are withdrawn."""
         self._departed: dict[str, str] = {}
         """Why each recently withdrawn public name is no longer published."""
         self.version = 0
-        self._index: tuple[int, LexicalIndex] | None = None
         self._suggester: tuple[int, NameSuggester] | None = None
         self._warned_version = -1
         self._converted: dict[bytes, list[Any]] = {}
@@ -77,12 +76,9 @@ class Catalogue:
         return tuple(tool for tools in self._peers.values() for tool in tools.values())
 
     def view(self, fmt: Format) -> tuple[dict[str, Any], ...]:
-        """Every published tool in one OpenAI format; built once per catalogue version."""
-        cached = self._views.get(fmt)
-        if cached is None:
-            build = BUILDERS[fmt]
-            cached = self._views[fmt] = tuple(build(t) for t in self.all_tools())
-        return cached
+        """Every published tool in one OpenAI format: one tuple per catalogue version, never changed
+        once returned; a new version rebuilds only the tools of the peer that changed."""
+        return self._views.view(fmt, self._peers, self.version)
 
     def select(self, fmt: Format, query: str, limit: int | None) -> tuple[dict[str, Any], ...]:
         """At most `limit` tools in one format: all of them when they fit, else those most relevant to
@@ -101,10 +97,7 @@ class Catalogue:
                     limit,
                 )
             return view[:limit]
-        if self._index is None or self._index[0] != self.version:
-            docs = [tool_text(t.name, t.description, t.parameters) for t in self.all_tools()]
-            self._index = (self.version, LexicalIndex(docs))
-        return tuple(view[i] for i in sorted(self._index[1].rank(query)[:limit]))
+        return tuple(view[i] for i in sorted(self._views.rank(self._peers, query, self.version)[:limit]))
 
     def why_unknown(self, name: str) -> str:
         """Why no tool answers to `name`, for the model: it went away, or it never was (close names)."""
@@ -178,7 +171,7 @@ class Catalogue:
         self._peers[peer] = published
         self._rejected[peer] = rejected
         if changed:
-            self._bump()
+            self._bump(peer)
         return changed
 
     def _entry(self, peer: str, tool: mt.Tool, previous: PublishedTool | None) -> PublishedTool:
@@ -225,7 +218,8 @@ class Catalogue:
             self._by_name.pop(tool.name, None)
             self._depart(tool.name, reason or f"peer {peer!r} left")
         if tools:
-            self._bump()
+            self._bump(peer)
+        self._views.forget(peer)
         return bool(tools)
 
     def withdraw_peer(self, peer: str, reason: str) -> bool:
@@ -241,7 +235,7 @@ class Catalogue:
             self._by_name.pop(tool.name, None)
             self._depart(tool.name, reason)
         self._peers[peer] = {}
-        self._bump()
+        self._bump(peer)
         return True
 
     def _depart(self, name: str, reason: str) -> None:
@@ -357,9 +351,9 @@ class Catalogue:
             if t.strict_outcome is not None and t.strict_outcome.schema is None
         }
 
-    def _bump(self) -> None:
+    def _bump(self, peer: str) -> None:
         self.version += 1
-        self._views.clear()
+        self._views.changed(peer, self.version)
 
 
 _MAX_CONVERTED = 1024

@@ -15,7 +15,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any, Final
 
-__all__ = ["MAX_TOOLS_PER_REQUEST", "LexicalIndex", "conversation_text", "matches", "rank", "shorten"]
+__all__ = [
+    "MAX_TOOLS_PER_REQUEST",
+    "IndexPart",
+    "LexicalIndex",
+    "conversation_text",
+    "matches",
+    "rank",
+    "rank_parts",
+    "shorten",
+]
 
 MAX_TOOLS_PER_REQUEST: Final = 128
 """The most tools one OpenAI request may carry."""
@@ -49,33 +58,54 @@ def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str
     return f"{name} {name} {description} {names}"
 
 
+class IndexPart:
+    """Some documents tokenised once: one peer's tools, so that a change re-reads only that peer."""
+
+    __slots__ = ("docs", "lengths", "postings", "total")
+
+    def __init__(self, documents: Iterable[str]) -> None:
+        self.docs = [Counter(t for t in tokens(d) if t not in _STOP) for d in documents]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.total = sum(self.lengths)
+        # Which documents hold each term: scoring touches only those, not the whole catalogue.
+        self.postings: dict[str, list[int]] = {}
+        for i, doc in enumerate(self.docs):
+            for term in doc:
+                self.postings.setdefault(term, []).append(i)
+
+
+def rank_parts(parts: Sequence[IndexPart], query: str) -> list[int]:
+    """Indices of the documents of `parts` (numbered across them, in order), most relevant to
+    `query` first by BM25 over all of them (ties keep their order)."""
+    n = sum(len(part.docs) for part in parts)
+    average = (sum(part.total for part in parts) / n if n else 0.0) or 1.0
+    terms = set(tokens(query)) - _STOP
+    counts = {term: sum(len(part.postings.get(term, ())) for part in parts) for term in terms}
+    scores = [0.0] * n
+    offset = 0
+    for part in parts:
+        for term in terms:
+            hits = part.postings.get(term)
+            if not hits:
+                continue
+            idf = math.log(1 + (n - counts[term] + 0.5) / (counts[term] + 0.5))
+            for i in hits:
+                tf = part.docs[i][term]
+                norm = _K1 * (1 - _B + _B * part.lengths[i] / average)
+                scores[offset + i] += idf * tf * (_K1 + 1) / (tf + norm)
+        offset += len(part.docs)
+    return sorted(range(n), key=lambda i: -scores[i])
+
+
 class LexicalIndex:
     """Documents tokenised once, ranked against many queries with BM25."""
 
     def __init__(self, documents: Sequence[str]) -> None:
-        self._docs = [Counter(t for t in tokens(d) if t not in _STOP) for d in documents]
-        self._lengths = [sum(d.values()) for d in self._docs]
-        self._average = (sum(self._lengths) / len(self._docs) if self._docs else 0.0) or 1.0
-        # Which documents hold each term: scoring touches only those, not the whole catalogue.
-        self._postings: dict[str, list[int]] = {}
-        for i, doc in enumerate(self._docs):
-            for term in doc:
-                self._postings.setdefault(term, []).append(i)
+        self._part = IndexPart(documents)
 
     def rank(self, query: str) -> list[int]:
         """Indices of the documents, most relevant to `query` first (ties keep their order)."""
-        n = len(self._docs)
-        scores = [0.0] * n
-        for term in set(tokens(query)) - _STOP:
-            hits = self._postings.get(term)
-            if not hits:
-                continue
-            idf = math.log(1 + (n - len(hits) + 0.5) / (len(hits) + 0.5))
-            for i in hits:
-                tf = self._docs[i][term]
-                norm = _K1 * (1 - _B + _B * self._lengths[i] / self._average)
-                scores[i] += idf * tf * (_K1 + 1) / (tf + norm)
-        return sorted(range(n), key=lambda i: -scores[i])
+        return rank_parts((self._part,), query)
 
 
 def rank(documents: Sequence[str], query: str) -> list[int]:

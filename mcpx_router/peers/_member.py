@@ -250,7 +250,8 @@ class Member:
         except (ListenNotSupportedError, mcp.MCPError) as exc:
             if isinstance(exc, mcp.MCPError) and looks_like_connection_failure(exc):
                 raise
-            logger.info(
+            # Many servers do not: an expected condition, told once per connection, not a warning.
+            logger.debug(
                 "peer %r does not offer subscriptions/listen (%s); its changes go unseen", self.peer, exc
             )
             return None
