@@ -15,7 +15,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from ._catalogue import PublishedTool
 from ._errors import PeerUnavailableError, UsageError
-from ._session import ToolSession
+from ._session import ToolSession, call_client
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
 from .model._repair import drop_optional_nulls, repair_arguments
@@ -199,13 +199,17 @@ async def _run(
     """
     deadline: anyio.CancelScope | None = None
     session: Any = peer.session
-    options: dict[str, Any] = {"read_timeout_seconds": left} if peer.native and left is not None else {}
+    options: dict[str, Any] = {}
+    if peer.native and left is not None:
+        options["read_timeout_seconds"] = left
     if progress is not None:
-        # mcp.Client and mcp.ClientSession take a progress callback; it is only passed when asked for.
+        # Native sessions take a progress callback; it is only passed when asked for.
         options["progress_callback"] = progress
     try:
-        if left is None or peer.native:
-            result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, **options)
+        if type(session) is mcp.Client:
+            result: mt.CallToolResult = await call_client(session, tool.tool, arguments, left, progress)
+        elif left is None or peer.native:
+            result = await session.call_tool(tool.tool, arguments, **options)
         else:
             with anyio.fail_after(left) as deadline:
                 result = await session.call_tool(tool.tool, arguments, **options)
