@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+import anyio
 import mcp
 import mcp_types as mt
 from mcp.shared.dispatcher import ProgressFnT
@@ -11,6 +12,9 @@ from mcp.shared.dispatcher import ProgressFnT
 from ._errors import PeerUnavailableError
 
 __all__ = ["NativeSession", "ToolSession", "call_client", "is_native", "list_all_tools"]
+
+STATE_ONLY_DELAY = 0.05
+"""Seconds `mcp.Client` waits before resending a call answered with only a `request_state`."""
 
 MAX_PAGES = 10_000
 """A peer whose `tools/list` pagination goes on longer than this is treated as broken."""
@@ -61,7 +65,8 @@ async def call_client(
     extensions from the start, a `HEADER_MISMATCH` (the server ran nothing) by resending the call
     through it, and an `InputRequiredResult` by resuming through it with the result's
     `request_state` (the server asks again and the client's callbacks answer; no input request
-    is answered twice).
+    is answered twice; a result with nothing to answer is resumed after the client's first
+    polling delay).
     """
     if client.extensions:
         return await client.call_tool(name, arguments, read_timeout_seconds, progress_callback)
@@ -74,6 +79,8 @@ async def call_client(
             raise
         return await client.call_tool(name, arguments, read_timeout_seconds, progress_callback)
     if isinstance(result, mt.InputRequiredResult):
+        if not result.input_requests:  # "still working": wait before asking again, as the client does
+            await anyio.sleep(STATE_ONLY_DELAY)
         return await client.call_tool(
             name, arguments, read_timeout_seconds, progress_callback, request_state=result.request_state
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import anyio
 import mcp
 import mcp_types as mt
 import pytest
@@ -21,7 +22,7 @@ from mcp.server.mcpserver.resolve import Elicit
 from pydantic import BaseModel
 
 from mcpx_router import OpenAIPeerToolAdapter
-from mcpx_router._session import call_client
+from mcpx_router._session import STATE_ONLY_DELAY, call_client
 
 pytestmark = pytest.mark.anyio
 
@@ -141,3 +142,32 @@ async def test_a_call_rejected_with_header_mismatch_is_resent_through_the_client
         outcome = await adapter.call("p__plain", {})
     assert (outcome.text, outcome.is_error) == ("ran", False)
     assert calls == ["plain", "plain"]
+
+
+async def test_a_call_answered_with_only_a_request_state_is_resumed_with_it() -> None:
+    """A server still working answers with a `request_state` to send back; the call resumes with
+    it (after a polling delay), and its result is the answer."""
+    states: list[str | None] = []
+
+    async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=TOOLS[:1])
+
+    async def call_tool(
+        ctx: Any, params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
+        states.append(params.request_state)
+        if params.request_state is None:
+            return mt.InputRequiredResult(request_state="step-2")
+        return mt.CallToolResult(
+            content=[mt.TextContent(type="text", text=f"done at {params.request_state}")]
+        )
+
+    server = Server("polling", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with mcp.Client(server, mode="2026-07-28") as client, OpenAIPeerToolAdapter() as adapter:
+        await adapter.add_peer("p", client)
+        start = anyio.current_time()
+        outcome = await adapter.call("p__plain", {})
+        waited = anyio.current_time() - start
+    assert (outcome.text, outcome.is_error) == ("done at step-2", False)
+    assert states == [None, "step-2"]
+    assert waited >= STATE_ONLY_DELAY
