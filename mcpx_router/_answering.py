@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
@@ -49,19 +49,20 @@ class Answerer:
         self._max_output_chars = max_output_chars
         self._on_progress = on_progress
 
-    async def answer_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Answer]:
-        """Run the calls concurrently; one answer per call in call order, then any media message."""
-        if len(calls) == 1:  # the usual turn: no task group needed
-            outcomes = [await self.run(calls[0], call_timeout)]
-        else:
-            outcomes = [_NOT_RUN] * len(calls)
+    async def run_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Outcome]:
+        """Run the calls concurrently; one outcome per call, in call order."""
+        outcomes = [_NOT_RUN] * len(calls)
 
-            async def run(index: int, call: ToolCall) -> None:
-                outcomes[index] = await self.run(call, call_timeout)
+        async def run(index: int, call: ToolCall) -> None:
+            outcomes[index] = await self.run(call, call_timeout)
 
-            async with anyio.create_task_group() as tg:
-                for index, call in enumerate(calls):
-                    tg.start_soon(run, index, call)
+        async with anyio.create_task_group() as tg:
+            for index, call in enumerate(calls):
+                tg.start_soon(run, index, call)
+        return outcomes
+
+    def answers(self, calls: list[ToolCall], outcomes: list[Outcome]) -> list[Answer]:
+        """One answer per call in call order, then any media message."""
         answers = [self.answer(call, o) for call, o in zip(calls, outcomes, strict=True)]
         if self._media == "attach":
             media = [
@@ -85,20 +86,24 @@ class Answerer:
             return answer(call, output)
         return answer(call, outcome.text)
 
-    async def run(self, call: ToolCall, call_timeout: float | None) -> Outcome:
-        """Resolve the call's name, prepare its arguments and run it on its peer."""
+    def run(self, call: ToolCall, call_timeout: float | None) -> Awaitable[Outcome]:
+        """Resolve the call's name, prepare its arguments and run it on its peer.
+
+        A plain function returning the awaitable (await it at once): the call is sent with no
+        coroutine of ours between the caller's and the one that runs it on its peer.
+        """
         if call.problem is not None:
-            return _error(call.problem)
+            return _ready(_error(call.problem))
         tool = self._catalogue.lookup(call.name)
         peer = self._peers.get(tool.peer) if tool is not None else None
         if tool is None or peer is None:
-            return _error(self._catalogue.why_unknown(call.name))
+            return _ready(_error(self._catalogue.why_unknown(call.name)))
         try:
             arguments = prepare_arguments(tool, call.arguments)
         except ArgumentsError as exc:
-            return _error(f"{call.name} was not called. {exc}", tool)
+            return _ready(_error(f"{call.name} was not called. {exc}", tool))
         limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is UNSET else call_timeout
-        return await run_on_peer(
+        return run_on_peer(
             peer,
             tool,
             call.name,
@@ -123,6 +128,10 @@ class Answerer:
                 logger.exception("on_progress raised")
 
         return progress
+
+
+async def _ready(outcome: Outcome) -> Outcome:
+    return outcome
 
 
 _NOT_RUN = _error("the call was not run")

@@ -105,7 +105,11 @@ class CallMethods:
             parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else index)
             for index, item in enumerate(items)
         )
-        return await self._answerer.answer_all([call for call in parsed if call is not None], call_timeout)
+        calls = [call for call in parsed if call is not None]
+        answerer = self._answerer
+        if len(calls) == 1:  # the usual turn: no task group, no coroutine between here and the peer
+            return answerer.answers(calls, [await answerer.run(calls[0], call_timeout)])
+        return answerer.answers(calls, await answerer.run_all(calls, call_timeout))
 
     @overload
     async def execute_function_call(

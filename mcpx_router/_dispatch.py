@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from ._catalogue import PublishedTool
 from ._errors import PeerUnavailableError, UsageError
-from ._session import ToolSession
+from ._session import ToolSession, call_client
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
 from .model._repair import drop_optional_nulls, repair_arguments
@@ -122,7 +122,7 @@ class PeerEntry:
         return [t for t in tools if matches(t.name, self.include, self.exclude)]
 
 
-async def run_on_peer(
+def run_on_peer(
     peer: PeerEntry,
     tool: PublishedTool,
     name: str,
@@ -131,29 +131,44 @@ async def run_on_peer(
     *,
     max_output_chars: int | None,
     progress: ProgressFnT | None = None,
-) -> Outcome:
+) -> Awaitable[Outcome]:
     """Call `tool` on `peer` within `limit` seconds; whatever the peer does, say what became of it.
 
     The limit bounds the whole call as the caller waits for it, the wait for one of the peer's
     `max_concurrency` slots included: a call that gets no slot in time is answered "not sent",
-    and one that does is sent with the time left.
+    and one that does is sent with the time left. (A plain function returning the awaitable: a
+    peer without a slot limit is called with no coroutine in between.)
     """
     if peer.limiter is None:
-        return await _run(peer, tool, name, arguments, limit, limit, max_output_chars, progress)
+        return _run(peer, tool, name, arguments, limit, limit, max_output_chars, progress)
+    return _run_limited(peer, peer.limiter, tool, name, arguments, limit, max_output_chars, progress)
+
+
+async def _run_limited(
+    peer: PeerEntry,
+    limiter: anyio.CapacityLimiter,
+    tool: PublishedTool,
+    name: str,
+    arguments: dict[str, Any],
+    limit: float | None,
+    max_output_chars: int | None,
+    progress: ProgressFnT | None,
+) -> Outcome:
+    """`_run` once one of the peer's slots is free, with what is left of `limit` by then."""
     start = anyio.current_time()
     acquired = False
     with anyio.move_on_after(math.inf if limit is None else limit):
-        await peer.limiter.acquire()
+        await limiter.acquire()
         acquired = True
     if not acquired:
-        return _not_sent(peer.limiter, tool, name)
+        return _not_sent(limiter, tool, name)
     try:
         left = None if limit is None else limit - (anyio.current_time() - start)
         if left is not None and left <= 0:
-            return _not_sent(peer.limiter, tool, name)
+            return _not_sent(limiter, tool, name)
         return await _run(peer, tool, name, arguments, limit, left, max_output_chars, progress)
     finally:
-        peer.limiter.release()
+        limiter.release()
 
 
 def _not_sent(limiter: anyio.CapacityLimiter, tool: PublishedTool, name: str) -> Outcome:
@@ -176,16 +191,28 @@ async def _run(
     max_output_chars: int | None,
     progress: ProgressFnT | None,
 ) -> Outcome:
-    """Send the call with `left` of its `limit` seconds, and render what became of it."""
+    """Send the call with `left` of its `limit` seconds, and render what became of it.
+
+    An `mcp` session bounds the request itself, from the moment it is written, and sends the
+    peer a cancellation when it gives up: it gets the time left as its `read_timeout_seconds`,
+    and no second cancel scope is entered on the hot path. Other sessions are bounded here.
+    """
     deadline: anyio.CancelScope | None = None
+    session: Any = peer.session
+    options: dict[str, Any] = {}
+    if peer.native and left is not None:
+        options["read_timeout_seconds"] = left
+    if progress is not None:
+        # Native sessions take a progress callback; it is only passed when asked for.
+        options["progress_callback"] = progress
     try:
-        if left is None or peer.native:
-            # An mcp session bounds the request itself, from the moment it is written, and sends
-            # the peer a cancellation when it gives up: no second cancel scope on the hot path.
-            result = await _call(peer, tool, arguments, left, progress)
+        if type(session) is mcp.Client:
+            result: mt.CallToolResult = await call_client(session, tool.tool, arguments, left, progress)
+        elif left is None or peer.native:
+            result = await session.call_tool(tool.tool, arguments, **options)
         else:
             with anyio.fail_after(left) as deadline:
-                result = await _call(peer, tool, arguments, left, progress)
+                result = await session.call_tool(tool.tool, arguments, **options)
         text, is_error = render_result(result)
         text = truncate(text, max_output_chars)
     except Exception as exc:
@@ -202,22 +229,6 @@ async def _run(
     if is_error:
         return Outcome(f"Error: {name} reported a failure: {text}", True, tool, result)
     return Outcome(text, False, tool, result)
-
-
-async def _call(
-    peer: PeerEntry,
-    tool: PublishedTool,
-    arguments: dict[str, Any],
-    limit: float | None,
-    progress: ProgressFnT | None,
-) -> mt.CallToolResult:
-    session: Any = peer.session
-    options: dict[str, Any] = {"read_timeout_seconds": limit} if peer.native and limit is not None else {}
-    if progress is not None:
-        # mcp.Client and mcp.ClientSession take a progress callback; it is only passed when asked for.
-        options["progress_callback"] = progress
-    result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, **options)
-    return result
 
 
 def patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | None:

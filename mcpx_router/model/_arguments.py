@@ -215,6 +215,8 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     """
     if type(raw) is str and raw[:1] == "{" and (quick := _plain_object(raw)) is not None:
         return quick
+    if type(raw) is dict and _plain_json(raw):  # the usual mapping: a plain dict of JSON values
+        return dict(raw)
     if raw is None:
         return {}
     if isinstance(raw, Mapping):

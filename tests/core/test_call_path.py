@@ -1,0 +1,173 @@
+"""The call path to an `mcp.Client` peer: sent on the client's session, its rare cases handed to the client.
+
+`call_client` must return what `client.call_tool` returns (output schemas checked alike), and the
+cases `mcp.Client.call_tool` exists for (an `InputRequiredResult`, a `HEADER_MISMATCH`) must end as
+they do there, with every input request answered once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio
+import mcp
+import mcp_types as mt
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from mcp.client.session import ClientRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer, Resolve
+from mcp.server.mcpserver.resolve import Elicit
+from pydantic import BaseModel
+
+from mcpx_router import OpenAIPeerToolAdapter
+from mcpx_router._session import STATE_ONLY_DELAY, call_client
+
+pytestmark = pytest.mark.anyio
+
+MODES = ["legacy", "2026-07-28"]
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "required": ["n"],
+}
+TOOLS = [
+    mt.Tool(name="plain", input_schema={"type": "object"}),
+    mt.Tool(name="typed", input_schema={"type": "object"}, output_schema=OUTPUT_SCHEMA),
+]
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+results = st.builds(
+    mt.CallToolResult,
+    content=st.lists(st.builds(mt.TextContent, type=st.just("text"), text=st.text(max_size=20)), max_size=3),
+    structured_content=st.none() | st.dictionaries(st.sampled_from(["n", "x"]), _json, max_size=2),
+    is_error=st.booleans(),
+)
+
+
+def answering(result: mt.CallToolResult) -> Server[Any]:
+    """A server whose two tools (one with an output schema) both answer `result`."""
+
+    async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=TOOLS)
+
+    async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        return result
+
+    return Server("answering", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def outcome(call: Any) -> tuple[str, Any]:
+    try:
+        return "result", (await call).model_dump()
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(result=results, mode=st.sampled_from(MODES), tool=st.sampled_from(["plain", "typed"]))
+async def test_the_session_path_returns_or_raises_what_client_call_tool_does(
+    result: mt.CallToolResult, mode: str, tool: str
+) -> None:
+    async with mcp.Client(answering(result), mode=mode) as client:
+        await client.list_tools()
+        ours = await outcome(call_client(client, tool, {}, 5.0, None))
+        theirs = await outcome(client.call_tool(tool, {}, 5.0))
+    event(f"{tool}: {ours[0]}")
+    assert ours == theirs
+    if tool == "typed" and not result.is_error and ours[0] == "result":
+        assert isinstance(result.structured_content, dict) and isinstance(result.structured_content["n"], int)
+
+
+class Person(BaseModel):
+    name: str
+
+
+def ask_name() -> Elicit:
+    return Elicit("Who are you?", Person)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_that_asks_for_input_is_answered_once_by_the_clients_callback(mode: str) -> None:
+    """At 2026-07-28 the server answers the call with an `InputRequiredResult`; before, it asks
+    with an `elicitation/create` request. Either way the client's callback answers once."""
+    server = MCPServer("asking")
+    greeted: list[str] = []
+
+    @server.tool()
+    def greet(person: Annotated[Person, Resolve(ask_name)]) -> str:
+        greeted.append(person.name)
+        return f"Hello {person.name}"
+
+    asked: list[str] = []
+
+    async def elicit(context: ClientRequestContext, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        return mt.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async with (
+        mcp.Client(server, mode=mode, elicitation_callback=elicit) as client,
+        OpenAIPeerToolAdapter() as adapter,
+    ):
+        await adapter.add_peer("p", client)
+        (answer,) = await adapter.dispatch(
+            [{"id": "c", "type": "function", "function": {"name": "p__greet"}}]
+        )
+    assert answer == {"role": "tool", "tool_call_id": "c", "content": "Hello Ada"}
+    assert asked == ["Who are you?"]
+    assert greeted == ["Ada"]
+
+
+async def test_a_call_rejected_with_header_mismatch_is_resent_through_the_client() -> None:
+    """The server ran nothing; the client's own recovery (re-list, resend once) takes over."""
+    calls: list[str] = []
+
+    async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=TOOLS[:1])
+
+    async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        calls.append(params.name)
+        if len(calls) == 1:
+            raise mcp.MCPError(mt.HEADER_MISMATCH, "the tool's headers do not match its listing")
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text="ran")])
+
+    server = Server("mismatch", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with mcp.Client(server, mode="2026-07-28") as client, OpenAIPeerToolAdapter() as adapter:
+        await adapter.add_peer("p", client)
+        outcome = await adapter.call("p__plain", {})
+    assert (outcome.text, outcome.is_error) == ("ran", False)
+    assert calls == ["plain", "plain"]
+
+
+async def test_a_call_answered_with_only_a_request_state_is_resumed_with_it() -> None:
+    """A server still working answers with a `request_state` to send back; the call resumes with
+    it (after a polling delay), and its result is the answer."""
+    states: list[str | None] = []
+
+    async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=TOOLS[:1])
+
+    async def call_tool(
+        ctx: Any, params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
+        states.append(params.request_state)
+        if params.request_state is None:
+            return mt.InputRequiredResult(request_state="step-2")
+        return mt.CallToolResult(
+            content=[mt.TextContent(type="text", text=f"done at {params.request_state}")]
+        )
+
+    server = Server("polling", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with mcp.Client(server, mode="2026-07-28") as client, OpenAIPeerToolAdapter() as adapter:
+        await adapter.add_peer("p", client)
+        start = anyio.current_time()
+        outcome = await adapter.call("p__plain", {})
+        waited = anyio.current_time() - start
+    assert (outcome.text, outcome.is_error) == ("done at step-2", False)
+    assert states == [None, "step-2"]
+    assert waited >= STATE_ONLY_DELAY
