@@ -15,7 +15,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from ._catalogue import PublishedTool
 from ._errors import PeerUnavailableError, UsageError
-from ._session import ToolSession, call_client
+from ._session import ToolSession
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
 from .model._repair import drop_optional_nulls, repair_arguments
@@ -206,10 +206,8 @@ async def _run(
         # Native sessions take a progress callback; it is only passed when asked for.
         options["progress_callback"] = progress
     try:
-        if type(session) is mcp.Client:
-            result: mt.CallToolResult = await call_client(session, tool.tool, arguments, left, progress)
-        elif left is None or peer.native:
-            result = await session.call_tool(tool.tool, arguments, **options)
+        if left is None or peer.native:
+            result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, **options)
         else:
             with anyio.fail_after(left) as deadline:
                 result = await session.call_tool(tool.tool, arguments, **options)
@@ -224,7 +222,9 @@ async def _run(
         if isinstance(exc, PeerUnavailableError):
             # The connection's own account: left, sent and lost, or not sent.
             return error(f"{name}: {exc}", tool)
-        logger.info("call to %s on peer %r failed", tool.tool, tool.peer, exc_info=True)
+        # A JSON-RPC error is the peer's answer (no traceback of ours to show); anything else is kept whole.
+        answered = isinstance(exc, mcp.MCPError)
+        logger.info("call to %s on peer %r failed: %s", tool.tool, tool.peer, exc, exc_info=not answered)
         return error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}", tool)
     if is_error:
         return Outcome(f"Error: {name} reported a failure: {text}", True, tool, result)

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-import anyio
 import mcp
 import mcp_types as mt
-from mcp.shared.dispatcher import ProgressFnT
 
 from ._errors import PeerUnavailableError
 
-__all__ = ["NativeSession", "ToolSession", "call_client", "is_native", "list_all_tools"]
-
-STATE_ONLY_DELAY = 0.05
-"""Seconds `mcp.Client` waits before resending a call answered with only a `request_state`."""
+__all__ = ["NativeSession", "ToolSession", "is_native", "list_all_tools"]
 
 MAX_PAGES = 10_000
 """A peer whose `tools/list` pagination goes on longer than this is treated as broken."""
@@ -45,46 +40,6 @@ class NativeSession:
 def is_native(session: object) -> bool:
     """Whether `session` takes the SDK's call options: `mcp.Client`, `mcp.ClientSession`, a NativeSession."""
     return isinstance(session, mcp.Client | mcp.ClientSession | NativeSession)
-
-
-async def call_client(
-    client: mcp.Client,
-    name: str,
-    arguments: dict[str, Any] | None,
-    read_timeout_seconds: float | None,
-    progress_callback: ProgressFnT | None,
-) -> mt.CallToolResult:
-    """What `client.call_tool(...)` returns, sent on the client's own session when that suffices.
-
-    `mcp.Client.call_tool` wraps `ClientSession.call_tool` (which sends the request, bounds it,
-    reports progress and checks the result against the tool's output schema) in three coroutines
-    that serve rare cases: results claimed by the client's extensions, a 2026-07-28
-    `HEADER_MISMATCH` (the tool is re-listed and the call resent), and `InputRequiredResult`s
-    (answered with the client's sampling, elicitation and roots callbacks, then resent). Here the
-    call goes to the session; only those cases are handed to `client.call_tool`: a client with
-    extensions from the start, a `HEADER_MISMATCH` (the server ran nothing) by resending the call
-    through it, and an `InputRequiredResult` by resuming through it with the result's
-    `request_state` (the server asks again and the client's callbacks answer; no input request
-    is answered twice; a result with nothing to answer is resumed after the client's first
-    polling delay).
-    """
-    if client.extensions:
-        return await client.call_tool(name, arguments, read_timeout_seconds, progress_callback)
-    try:
-        result = await client.session.call_tool(
-            name, arguments, read_timeout_seconds, progress_callback, allow_input_required=True
-        )
-    except mcp.MCPError as exc:
-        if exc.code != mt.HEADER_MISMATCH:
-            raise
-        return await client.call_tool(name, arguments, read_timeout_seconds, progress_callback)
-    if isinstance(result, mt.InputRequiredResult):
-        if not result.input_requests:  # "still working": wait before asking again, as the client does
-            await anyio.sleep(STATE_ONLY_DELAY)
-        return await client.call_tool(
-            name, arguments, read_timeout_seconds, progress_callback, request_state=result.request_state
-        )
-    return result
 
 
 async def _page(session: Any, cursor: str | None, refresh: bool) -> mt.ListToolsResult:
