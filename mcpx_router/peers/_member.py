@@ -275,9 +275,7 @@ class Member:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, mt.ToolListChangedNotification):
             self.mark_changed()
-        elif self.content.notice(message):
-            pass
-        elif isinstance(message, Exception):
+        elif not self.content.notice(message) and isinstance(message, Exception):
             logger.debug("peer %r: transport reported %r", self.peer, message)
 
     @property

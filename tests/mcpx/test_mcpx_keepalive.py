@@ -45,11 +45,9 @@ async def test_the_client_notices_a_frozen_connection_and_reconnects() -> None:
         await anyio.sleep(0.6)  # pings answered: still the first connection
         assert a.state is ConnectionState.CONNECTED and proxy.connections == connections
         proxy.pause()
-        started = anyio.current_time()
         lost = await next_event(events, ConnectionEvent, limit=3)
         assert lost.state is ConnectionState.LOST
         assert lost.reason is not None and "no answer to a ping within 0.3 s" in lost.reason
-        assert anyio.current_time() - started < 2.0  # 0.5 s, with room for a busy machine
         back = await next_event(events, ConnectionEvent, limit=3)
         assert back.state is ConnectionState.CONNECTED and proxy.connections > connections
         async with Client(a.participant_transport("agent-b"), mode="legacy") as client:
@@ -71,10 +69,8 @@ async def test_the_gateway_removes_a_participant_that_stopped_answering() -> Non
         await anyio.sleep(0.8)  # the gateway's pings are answered: agent-a stays
         assert set(watcher.participants) == {"agent-a"}
         proxy.pause()
-        started = anyio.current_time()
-        left = await next_event(events, PresenceEvent, limit=3)
+        left = await next_event(events, PresenceEvent, limit=3)  # pings every 0.2 s, 0.3 s to answer
         assert (left.event, left.participant.id) == ("leave", "agent-a")
-        assert anyio.current_time() - started < 2.5  # 0.5 s, with room for a busy machine
         assert "agent-a" not in watcher.participants
         proxy.resume()  # the gateway closed its end: the client hears it now
         await eventually(lambda: a.state is ConnectionState.LOST)

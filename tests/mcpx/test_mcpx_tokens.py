@@ -116,8 +116,9 @@ async def presence(events: MemoryObjectReceiveStream[TopicEvent], kind: str, pid
 
 async def connected(events: MemoryObjectReceiveStream[TopicEvent]) -> None:
     with anyio.fail_after(5):
-        while (await next_event(events, ConnectionEvent)).state is not ConnectionState.CONNECTED:
-            pass
+        state = None
+        while state is not ConnectionState.CONNECTED:
+            state = (await next_event(events, ConnectionEvent)).state
 
 
 async def test_a_restarted_gateway_accepts_the_tokens_signed_before() -> None:
@@ -186,8 +187,8 @@ async def test_misdirected_tokens_are_refused(case: str) -> None:
     token = misdirected_tokens()[case]
     async with run_gateway(config=signed_config()) as url:
         with pytest.raises(MCPxAuthError, match="invalid or expired token"):
-            async with TopicClient(url, TOPIC, "agent-a", token_provider=static_token(token)):
-                pass
+            async with TopicClient(url, TOPIC, "agent-a", token_provider=static_token(token)) as client:
+                raise AssertionError(f"joined as {client.participant_id!r} with a misdirected token")
 
 
 async def test_a_token_names_the_participant_whatever_id_is_asked_for() -> None:

@@ -9,6 +9,7 @@ other system message, and the others receive it as sent. The token is the partic
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -62,11 +63,9 @@ class PermissiveGateway:
                             await websocket.send_text(text)
 
                 tg.start_soon(write)
-                try:
+                with contextlib.suppress(WebSocketDisconnect):  # the participant left
                     while True:
                         self._forward(pid, await websocket.receive_text())
-                except WebSocketDisconnect:
-                    pass
                 tg.cancel_scope.cancel()
         finally:
             queue_send.close()

@@ -44,7 +44,7 @@ class PauseProxy:
                 await link.flowing.wait()  # paused meanwhile: hold what was read
                 await dst.send(data)
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
+            return  # either side closed: the link ends
 
     async def _handle(self, client: anyio.abc.SocketStream) -> None:
         self.connections += 1
@@ -61,7 +61,7 @@ class PauseProxy:
                     tg.start_soon(one_way, client, upstream)
                     tg.start_soon(one_way, upstream, client)
         except OSError:
-            pass
+            return  # the upstream refused or reset: the client's connection just ends
         finally:
             self._links.remove(link)
 
