@@ -14,6 +14,10 @@ Rounds alternate the two on the same names (the baseline on fewer: it is slow); 
 the median over rounds of the time per name. Target: under 1 ms per name. Also reported: how
 long building the index takes (once per catalogue version, at the first unknown name), and how
 often each finds the name that was meant.
+
+A diagnostic row: at 500 peers x 20 tools, the first unknown-name call after one peer renamed
+one of its tools (the index is brought up to date then), against re-listing that peer
+(`set_peer`, what the change itself costs the catalogue); the median over rounds.
 """
 
 from __future__ import annotations
@@ -73,6 +77,31 @@ def misspell(rng: random.Random, name: str, tool: str) -> str:
     return name
 
 
+def after_change(rounds: int) -> tuple[float, float]:
+    """At 500 x 20: the first `why_unknown` after one peer's change, and that peer's `set_peer`."""
+    rng = random.Random(2)
+    published = Catalogue()
+    listings: list[list[mt.Tool]] = []
+    for p in range(500):
+        names = sorted({"_".join(rng.sample(WORDS, 3)) for _ in range(20)})
+        listings.append([mt.Tool(name=t, description=f"{t} tool.", input_schema=SCHEMA) for t in names])
+        published.set_peer(f"peer{p}", listings[-1])
+    published.why_unknown("serch_orders")
+    first: list[float] = []
+    relist: list[float] = []
+    for r in range(rounds):
+        tools = list(listings[250])
+        tools[0] = mt.Tool(name=f"renamed_{r}", description="Renamed.", input_schema=SCHEMA)
+        collect()
+        started = time.perf_counter()
+        published.set_peer("peer250", tools)
+        relist.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        published.why_unknown(f"renamd_{r}")
+        first.append(time.perf_counter() - started)
+    return median(first), median(relist)
+
+
 async def run(settings: Settings) -> list[Row]:
     rng = random.Random(1)
     started = time.perf_counter()
@@ -120,7 +149,21 @@ async def run(settings: Settings) -> list[Row]:
         f"  the meant name suggested: {found}/{len(called)} "
         f"(difflib: {found_before}/{len(checked)} of the first {len(checked)})"
     )
+    first, relist = after_change(3 if settings.quick else 7)
+    print(
+        f"  500 x 20, after one peer's change: first unknown name {fmt_seconds(first)}, "
+        f"re-listing {fmt_seconds(relist)}"
+    )
     return [
+        Row(
+            NAME,
+            "first unknown name after one peer's change, 500 x 20, vs that peer's re-listing (diagnostic)",
+            fmt_seconds(relist),
+            fmt_seconds(first),
+            f"{first / relist:.1f}x",
+            "—",
+            None,
+        ),
         Row(
             NAME,
             f"unknown name, {len(tools):,} tools: time per name (`why_unknown`, suggestions included)",

@@ -9,14 +9,14 @@ from typing import Any
 import mcp_types as mt
 
 from ._errors import ToolConversionError
-from ._listing import checked_tool
+from ._listing import SchemaHash, checked_tool, plain_key
 from ._naming import NameTable, ToolKey, shown
 from ._published import Format, PublishedTool
 from ._suggest import NameSuggester
 from ._views import Views
 from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
-from .model._shape import plain_copy, plain_equal, schema_shape
+from .model._shape import schema_shape
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
@@ -51,8 +51,9 @@ class Catalogue:
         self._suggester: tuple[int, NameSuggester] | None = None
         self._warned_version = -1
         self._converted: dict[bytes, list[Any]] = {}
-        """Recent conversions by the digest of the input schema's JSON: each with what `check_outbound`
-        found in it once published as it is (None until then), and a copy of the schema converted."""
+        """Recent conversions of plain schemas by their `plain_key` (bytes that stand for the tree): each
+        with what `check_outbound` found in it once published as it is (None until then), and the
+        hash of the schema's JSON (so a schema seen before is not encoded again to fingerprint it)."""
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -176,13 +177,18 @@ class Catalogue:
 
     def _entry(self, peer: str, tool: mt.Tool, previous: PublishedTool | None) -> PublishedTool:
         """`previous` if `tool` is the same definition, else a newly published entry for it."""
-        tool, fingerprint, schema_key = checked_tool(peer, tool)
+        plain = plain_key(tool.input_schema)
+        slot = None if plain is None else self._converted.get(plain)
+        checked, fingerprint, schema_hash = checked_tool(peer, tool, None if slot is None else slot[2])
+        if checked is not tool:  # repaired text: its schema's tree is a new one
+            tool, plain = checked, plain_key(checked.input_schema)
+            slot = None if plain is None else self._converted.get(plain)
         if previous is not None and _same_definition(previous, fingerprint):
             return previous
         key = ToolKey(peer, tool.name)
         had_name = self._names.name_of(key) is not None
         try:
-            entry = self._publish(peer, tool, schema_key)
+            entry = self._publish(peer, tool, plain, slot, schema_hash)
         except BaseException:
             if not had_name:  # a name given for this attempt only
                 self._names.release(key)
@@ -244,7 +250,14 @@ class Catalogue:
         if len(self._departed) > _MAX_DEPARTED:
             del self._departed[next(iter(self._departed))]
 
-    def _publish(self, peer: str, tool: mt.Tool, schema_key: bytes | None = None) -> PublishedTool:
+    def _publish(
+        self,
+        peer: str,
+        tool: mt.Tool,
+        plain: bytes | None = None,
+        slot: list[Any] | None = None,
+        schema_hash: SchemaHash | None = None,
+    ) -> PublishedTool:
         if tool.input_schema is not None and not isinstance(tool.input_schema, Mapping):
             raise ToolConversionError(
                 f"tool {shown(tool.name)} of peer {shown(peer)} cannot be offered to OpenAI: its input "
@@ -257,19 +270,17 @@ class Catalogue:
         fresh = name is None
         if name is None:
             name = self._names.assign(key)
-        # Plain trees of the same JSON text that are equal (so are their keys) convert alike, and keep
+        # Plain trees with the same `plain_key` (types, values, key order) convert alike, and keep
         # every constraint (a container met twice, in-process only, is not looked for: it loses none).
-        slot = None if schema_key is None else self._converted.get(schema_key)
-        if slot is not None and plain_equal(tool.input_schema, slot[2]):
+        if slot is not None:
             survives = True
         else:
-            survives, plain = schema_shape(tool.input_schema)
-            slot = [convert_for_openai(tool.input_schema), None, None]
-            if plain and schema_key is not None:
-                slot[2] = plain_copy(tool.input_schema)  # the peer's own tree may change later
+            survives, is_plain = schema_shape(tool.input_schema)
+            slot = [convert_for_openai(tool.input_schema), None, schema_hash]
+            if is_plain and plain is not None and schema_hash is not None:
                 if len(self._converted) >= _MAX_CONVERTED:
                     del self._converted[next(iter(self._converted))]
-                self._converted[schema_key] = slot
+                self._converted[plain] = slot
         parameters, repairs = slot[0]
         # The conversion may stand in for the peer's schema only when it accepts the same arguments.
         strict = self._peer_strict.get(peer, self._strict)

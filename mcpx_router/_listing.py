@@ -20,11 +20,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import marshal
 import math
 import re
 from collections.abc import Callable, Mapping
-from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
-from typing import Any, Final
+from json.encoder import c_encode_basestring, c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from typing import Any, Final, TypeAlias
 
 import mcp_types as mt
 
@@ -32,7 +33,10 @@ from ._errors import ToolConversionError
 from ._naming import shown
 from .model._schema import convert_parameters
 
-__all__ = ["checked_tool", "repair_text"]
+__all__ = ["SchemaHash", "checked_tool", "plain_key", "repair_text"]
+
+SchemaHash: TypeAlias = hashlib.blake2b
+"""A hash fed with a schema's JSON text: never updated once made (`_with_text` updates a copy)."""
 
 _ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
@@ -57,15 +61,33 @@ def repair_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes, bytes | None]:
+def plain_key(schema: Any) -> bytes | None:
+    """The `marshal` bytes of `schema`, or None when marshal refuses it (a subclass, another type,
+    nesting deeper than it goes). The bytes describe the tree completely (a container met twice
+    is written once and referred to), so two trees with the same bytes have exactly the same types,
+    values and key order, hence the same JSON text: a schema already encoded need not be encoded
+    again. (Equal trees may still differ in bytes, by what else refers to their strings: a miss.)"""
+    try:
+        return marshal.dumps(schema)
+    except ValueError:
+        return None
+
+
+def checked_tool(
+    peer: str, tool: mt.Tool, known: SchemaHash | None = None
+) -> tuple[mt.Tool, bytes, SchemaHash | None]:
     """The tool as it may be published (text repaired if need be), a fingerprint of its definition,
-    and a digest of its input schema's JSON (None when the schema has no JSON of its own: a cycle,
+    and the hash of its input schema's JSON (None when the schema has no JSON of its own: a cycle,
     or nesting deeper than the conversion keeps).
 
     Two listings of a tool have the same fingerprint exactly when the JSON of their description,
-    title and input schema is the same, and the same schema digest when the JSON of their input
-    schemas is. Raises ToolConversionError when the tool cannot be sent.
+    title and input schema is the same, and the same schema hash digest when the JSON of their
+    input schemas is. `known`, the hash of a schema with the same `plain_key` (so the same JSON),
+    spares encoding the schema again. Raises ToolConversionError when the tool cannot be sent.
     """
+    if known is not None:
+        with contextlib.suppress(ValueError, TypeError):  # unsendable text: repaired below
+            return tool, _with_text(known, tool.description, tool.title), known
     try:
         return tool, *_fingerprint(tool.description, tool.title, tool.input_schema)
     except (ValueError, TypeError, RecursionError):  # UnicodeEncodeError is a ValueError
@@ -88,11 +110,26 @@ def checked_tool(peer: str, tool: mt.Tool) -> tuple[mt.Tool, bytes, bytes | None
     )
 
 
-def _fingerprint(description: str | None, title: str | None, schema: Any) -> tuple[bytes, bytes]:
-    """Digests of the JSON of the whole definition and of the schema alone, each encoded once."""
-    schema_key = hashlib.blake2b(_encode(schema).encode(), digest_size=16).digest()  # unsendable: raises
-    text = _encode([description, title]).encode()
-    return hashlib.blake2b(schema_key + text, digest_size=16).digest(), schema_key
+def _fingerprint(description: str | None, title: str | None, schema: Any) -> tuple[bytes, SchemaHash]:
+    """The digest of the JSON of the whole definition, and the hash of the schema's JSON alone.
+
+    One hash runs over the schema's JSON, then (after a NUL, which JSON text never holds raw) the
+    JSON of the description and the title: its state after the schema is the schema's hash.
+    """
+    schema_hash = hashlib.blake2b(_encode(schema).encode(), digest_size=16)  # unsendable: raises
+    return _with_text(schema_hash, description, title), schema_hash
+
+
+def _with_text(schema_hash: SchemaHash, description: str | None, title: str | None) -> bytes:
+    """The fingerprint of a definition whose schema's JSON hashed to `schema_hash` (left unchanged)."""
+    hasher = schema_hash.copy()
+    hasher.update(f"\x00{_string(description)},{_string(title)}".encode())  # a surrogate: raises
+    return hasher.digest()
+
+
+def _string(text: object) -> str:
+    """The JSON of `text` (a string or None, as a `Tool` holds) as `_ENCODER` writes it."""
+    return encode_basestring(text) if text.__class__ is str else _encode(text)
 
 
 def _encode(value: Any) -> str:

@@ -1,13 +1,12 @@
-"""The shape of a peer's schema tree: whether its conversion keeps every constraint, whether it is
-made of plain JSON containers, and cheap copies and comparisons of plain trees (pure functions)."""
+"""The shape of a peer's schema tree: whether its conversion keeps every constraint, and whether it is
+made of plain JSON containers (pure functions)."""
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["plain_copy", "plain_equal", "schema_shape", "survives_conversion"]
+__all__ = ["schema_shape", "survives_conversion"]
 
 
 _CONVERSION_DEPTH: Final = 64  # `convert_parameters` cuts deeper nesting (and cycles) to `{}`
@@ -59,22 +58,3 @@ def _plain_walk(node: Any, depth: int, seen: set[int]) -> bool:
 
 
 _ATOMS: Final = frozenset({str, int, float, bool, type(None)})
-
-
-def plain_copy(plain: Any) -> Any:
-    """A copy of a tree `schema_shape` found plain, sharing nothing with it."""
-    return marshal.loads(marshal.dumps(plain))
-
-
-def plain_equal(schema: Any, plain: Any) -> bool:
-    """Whether `schema` is plain too and equal to `plain` (a tree `schema_shape` found plain).
-
-    Equal as Python compares (`1 == 1.0 == True`, keys in any order), which tells `1` from `"1"`
-    and a tuple from a list; with the same JSON text as well, the two are the same tree. Containers
-    met twice are not looked for."""
-    try:
-        # marshal writes exactly the built-in types (it refuses any subclass), at C speed.
-        marshal.dumps(schema)
-    except ValueError:
-        return False
-    return bool(schema == plain)
