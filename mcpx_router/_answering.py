@@ -51,28 +51,34 @@ class Answerer:
 
     async def run_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Outcome]:
         """Run the calls concurrently; one outcome per call, in call order."""
+        if not calls:
+            return []
         outcomes = [_NOT_RUN] * len(calls)
 
         async def run(index: int, call: ToolCall) -> None:
             outcomes[index] = await self.run(call, call_timeout)
 
         async with anyio.create_task_group() as tg:
-            for index, call in enumerate(calls):
-                tg.start_soon(run, index, call)
+            for index in range(1, len(calls)):
+                tg.start_soon(run, index, calls[index])
+            # The first call runs in this task, one task fewer to start; it still goes out first,
+            # since the tasks only start once this one waits.
+            outcomes[0] = await self.run(calls[0], call_timeout)
         return outcomes
 
     def answers(self, calls: list[ToolCall], outcomes: list[Outcome]) -> list[Answer]:
         """One answer per call in call order, then any media message."""
+        if self._media != "attach":
+            return [answer(call, o.text) for call, o in zip(calls, outcomes, strict=True)]
         answers = [self.answer(call, o) for call, o in zip(calls, outcomes, strict=True)]
-        if self._media == "attach":
-            media = [
-                (call.call_id or "", call.name, o.result)
-                for call, o in zip(calls, outcomes, strict=True)
-                if call.shape == "chat" and o.result is not None and has_media(o.result)
-            ]
-            follow_up = chat_media_message(media)
-            if follow_up is not None:
-                answers.append(cast("Answer", follow_up))  # a ChatCompletionUserMessageParam
+        media = [
+            (call.call_id or "", call.name, o.result)
+            for call, o in zip(calls, outcomes, strict=True)
+            if call.shape == "chat" and o.result is not None and has_media(o.result)
+        ]
+        follow_up = chat_media_message(media)
+        if follow_up is not None:
+            answers.append(cast("Answer", follow_up))  # a ChatCompletionUserMessageParam
         return answers
 
     def answer(self, call: ToolCall, outcome: Outcome) -> Answer:

@@ -101,13 +101,19 @@ class CallMethods:
         if call_timeout is not UNSET:
             check_timeout(call_timeout)
         items, whole_response = tool_call_items(tool_calls)
+        answerer = self._answerer
+        if len(items) == 1:  # the usual turn: no task group, no coroutine between here and the peer
+            item = items[0]
+            call = parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else 0)
+            if call is None:
+                return []
+            return answerer.answers([call], [await answerer.run(call, call_timeout)])
         parsed = (
             parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else index)
             for index, item in enumerate(items)
         )
         calls = [call for call in parsed if call is not None]
-        answerer = self._answerer
-        if len(calls) == 1:  # the usual turn: no task group, no coroutine between here and the peer
+        if len(calls) == 1:  # one call among items passed over
             return answerer.answers(calls, [await answerer.run(calls[0], call_timeout)])
         return answerer.answers(calls, await answerer.run_all(calls, call_timeout))
 
