@@ -159,8 +159,8 @@ def reference_errors(schema: Any, args: Any) -> list[Any] | None:
     """jsonschema's own verdict for the schema's declared draft; None when it cannot give one."""
     declared = schema.get("$schema") if isinstance(schema, dict) else None
     cls = Draft202012Validator
-    if isinstance(declared, str):
-        cls = validators.validator_for({"$schema": declared})
+    if isinstance(declared, str):  # a draft jsonschema does not know is read as 2020-12, as we do
+        cls = validators.validator_for({"$schema": declared}, default=Draft202012Validator)
     try:
         return list(cls(schema).iter_errors(args))
     except Exception:
