@@ -46,8 +46,9 @@ class CallMethods:
 
     _answerer: Answerer
 
-    def _check_open(self) -> None:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the adapter's own
+
+        def _check_open(self) -> None: ...
 
     @overload
     async def dispatch(
