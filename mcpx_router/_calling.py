@@ -50,6 +50,10 @@ class CallMethods:
 
         def _check_open(self) -> None: ...
 
+    def _answering(self) -> Answerer:
+        """What answers the calls: the adapter's answerer (a Router's face hands its adapter's)."""
+        return self._answerer
+
     @overload
     async def dispatch(
         self, tool_calls: Iterable[ChatCall] | ChatCall | None, *, call_timeout: float | None = ...
@@ -102,7 +106,7 @@ class CallMethods:
         if call_timeout is not UNSET:
             check_timeout(call_timeout)
         items, whole_response = tool_call_items(tool_calls)
-        answerer = self._answerer
+        answerer = self._answering()
         if len(items) == 1:  # the usual turn: no task group, no coroutine between here and the peer
             item = items[0]
             call = parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else 0)
@@ -144,11 +148,12 @@ class CallMethods:
         if call_timeout is not UNSET:
             check_timeout(call_timeout)
         parsed = parse_one_call(call)
-        return self._answerer.answer(parsed, await self._answerer.run(parsed, call_timeout))
+        answerer = self._answering()
+        return answerer.answer(parsed, await answerer.run(parsed, call_timeout))
 
     async def call(
         self, name: str, arguments: str | Mapping[str, Any] | None, *, call_timeout: float | None = UNSET
     ) -> Outcome:
         """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
         self._check_open()
-        return await self._answerer.run(ToolCall("function", None, name, arguments), call_timeout)
+        return await self._answering().run(ToolCall("function", None, name, arguments), call_timeout)

@@ -2,37 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, overload
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from .._adapter import OpenAIPeerToolAdapter, Outcome
-from .._answering import UNSET
+from .._adapter import OpenAIPeerToolAdapter
+from .._answering import UNSET, Answerer
+from .._calling import CallMethods
 from .._catalogue import PublishedTool
 
 if TYPE_CHECKING:
-    from openai.types.chat import (
-        ChatCompletionFunctionMessageParam,
-        ChatCompletionFunctionToolParam,
-        ChatCompletionMessage,
-    )
-    from openai.types.responses import FunctionToolParam, Response
+    from openai.types.chat import ChatCompletionFunctionToolParam
+    from openai.types.responses import FunctionToolParam
     from openai.types.shared_params import FunctionDefinition
-
-    from ..model._calls import (
-        Answer,
-        ChatAnswer,
-        ChatCall,
-        LegacyCall,
-        ResponsesAnswer,
-        ResponsesCustomCall,
-        ResponsesFunctionCall,
-        ResponsesItem,
-    )
 
 __all__ = ["AdapterFace"]
 
 
-class AdapterFace:
+class AdapterFace(CallMethods):
     """The adapter's face of a Router: the tools it publishes and the calls it answers."""
 
     _adapter: OpenAIPeerToolAdapter
@@ -70,44 +56,10 @@ class AdapterFace:
         """The legacy `functions` list (see `OpenAIPeerToolAdapter.get_openai_functions`)."""
         return self._adapter.get_openai_functions(relevant_to=relevant_to, max_tools=max_tools)
 
-    # The same overloads as `OpenAIPeerToolAdapter.dispatch` (`_calling.py`): answers typed by the calls.
-    @overload
-    async def dispatch(
-        self, tool_calls: Iterable[ChatCall] | ChatCall | None, *, call_timeout: float | None = ...
-    ) -> list[ChatAnswer]: ...
-    @overload
-    async def dispatch(
-        self,
-        tool_calls: Response | Iterable[ResponsesItem] | ResponsesFunctionCall | ResponsesCustomCall,
-        *,
-        call_timeout: float | None = ...,
-    ) -> list[ResponsesAnswer]: ...
-    @overload
-    async def dispatch(
-        self, tool_calls: LegacyCall, *, call_timeout: float | None = ...
-    ) -> list[ChatCompletionFunctionMessageParam]: ...
-    @overload
-    async def dispatch(
-        self, tool_calls: ChatCompletionMessage, *, call_timeout: float | None = ...
-    ) -> list[ChatAnswer | ChatCompletionFunctionMessageParam]: ...
-    @overload
-    async def dispatch(
-        self, tool_calls: Iterable[Mapping[str, Any]] | Mapping[str, Any], *, call_timeout: float | None = ...
-    ) -> list[Any]: ...
-    @overload
-    async def dispatch(
-        self,
-        tool_calls: Iterable[ChatCall | ResponsesItem | LegacyCall | Mapping[str, Any]],
-        *,
-        call_timeout: float | None = ...,
-    ) -> list[Answer]: ...
-    async def dispatch(self, tool_calls: Any, *, call_timeout: float | None = UNSET) -> list[Any]:
-        """Answer the model's tool calls, one answer each, in order (see `OpenAIPeerToolAdapter.dispatch`)."""
-        answers: list[Any] = await self._adapter.dispatch(tool_calls, call_timeout=call_timeout)
-        return answers
+    # dispatch, execute_function_call and call: the adapter's own methods (`_calling.py`), with
+    # their typed overloads, answered by the adapter's answerer.
+    def _answering(self) -> Answerer:
+        return self._adapter._answering()
 
-    async def call(
-        self, name: str, arguments: str | Mapping[str, Any] | None, *, call_timeout: float | None = UNSET
-    ) -> Outcome:
-        """Call one tool by public name (see `OpenAIPeerToolAdapter.call`)."""
-        return await self._adapter.call(name, arguments, call_timeout=call_timeout)
+    def _check_open(self) -> None:
+        self._adapter._check_open()
