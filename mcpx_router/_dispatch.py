@@ -15,7 +15,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from ._catalogue import PublishedTool
 from ._errors import PeerUnavailableError, UsageError
-from ._session import ToolSession
+from ._session import ToolSession, call_tool
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
 from .model._repair import drop_optional_nulls, repair_arguments
@@ -199,18 +199,16 @@ async def _run(
     """
     deadline: anyio.CancelScope | None = None
     session: Any = peer.session
-    options: dict[str, Any] = {}
-    if peer.native and left is not None:
-        options["read_timeout_seconds"] = left
-    if progress is not None:
-        # Native sessions take a progress callback; it is only passed when asked for.
-        options["progress_callback"] = progress
     try:
-        if left is None or peer.native:
-            result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, **options)
+        if peer.native:
+            result: mt.CallToolResult = await call_tool(session, tool.tool, arguments, left, progress)
         else:
-            with anyio.fail_after(left) as deadline:
+            options = {} if progress is None else {"progress_callback": progress}
+            if left is None:
                 result = await session.call_tool(tool.tool, arguments, **options)
+            else:
+                with anyio.fail_after(left) as deadline:
+                    result = await session.call_tool(tool.tool, arguments, **options)
         text, is_error = render_result(result)
         text = truncate(text, max_output_chars)
     except Exception as exc:
