@@ -27,6 +27,7 @@ __all__ = [
     "CallProgress",
     "Outcome",
     "PeerEntry",
+    "Turn",
     "check_limit",
     "check_timeout",
     "describe",
@@ -122,6 +123,11 @@ class PeerEntry:
         return [t for t in tools if matches(t.name, self.include, self.exclude)]
 
 
+Turn = tuple[anyio.Event | None, anyio.Event]
+"""A call's place among a batch's calls to a peer with a slot limit: the event of the call before
+it (None for the first), which it waits for before taking a slot, and its own, set once it has one."""
+
+
 def run_on_peer(
     peer: PeerEntry,
     tool: PublishedTool,
@@ -131,6 +137,7 @@ def run_on_peer(
     *,
     max_output_chars: int | None,
     progress: ProgressFnT | None = None,
+    turn: Turn | None = None,
 ) -> Awaitable[Outcome]:
     """Call `tool` on `peer` within `limit` seconds; whatever the peer does, say what became of it.
 
@@ -141,7 +148,7 @@ def run_on_peer(
     """
     if peer.limiter is None:
         return _run(peer, tool, name, arguments, limit, limit, max_output_chars, progress)
-    return _run_limited(peer, peer.limiter, tool, name, arguments, limit, max_output_chars, progress)
+    return _run_limited(peer, peer.limiter, tool, name, arguments, limit, max_output_chars, progress, turn)
 
 
 async def _run_limited(
@@ -153,13 +160,19 @@ async def _run_limited(
     limit: float | None,
     max_output_chars: int | None,
     progress: ProgressFnT | None,
+    turn: Turn | None,
 ) -> Outcome:
-    """`_run` once one of the peer's slots is free, with what is left of `limit` by then."""
+    """`_run` once one of the peer's slots is free (after the call before it in `turn` has one),
+    with what is left of `limit` by then."""
     start = anyio.current_time()
     acquired = False
     with anyio.move_on_after(math.inf if limit is None else limit):
+        if turn is not None and turn[0] is not None and not turn[0].is_set():
+            await turn[0].wait()
         await limiter.acquire()
         acquired = True
+    if turn is not None:
+        turn[1].set()
     if not acquired:
         return _not_sent(limiter, tool, name)
     try:
