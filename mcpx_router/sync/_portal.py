@@ -107,13 +107,13 @@ class LoopThread(Generic[T]):
         weakref.finalize(owner, _close_quietly, self)
 
     def _check_usable(self) -> None:
-        if self._closed:
-            raise AdapterClosedError(f"{self._what} was closed; create a new one")
         if threading.get_ident() == self._loop_thread:
             raise UsageError(
                 f"{self._what}'s blocking methods cannot be called from its own event loop thread "
                 "(an on_event callback, say): they would wait for that thread forever"
             )
+        if self._closed:
+            raise AdapterClosedError(f"{self._what} was closed; create a new one")
 
 
 def _close_quietly(loop: LoopThread[Any]) -> None:

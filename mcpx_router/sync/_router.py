@@ -14,6 +14,7 @@ from .._adapter import OpenAIPeerToolAdapter as AsyncAdapter
 from .._answering import UNSET
 from .._backoff import Reconnect
 from .._dispatch import CallProgress
+from .._errors import AdapterClosedError
 from ..peers._callbacks import PeerCallbacks
 from ..peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from ..peers._events import EventStream, RouterEvent
@@ -309,7 +310,10 @@ class BlockingEvents:
         return self
 
     def __next__(self) -> RouterEvent:
-        event = self._loop.call(_next_event, self._stream)
+        try:
+            event = self._loop.call(_next_event, self._stream)
+        except AdapterClosedError:
+            event = None  # the Router was closed: so was this stream
         if event is None:
             raise StopIteration
         return event
