@@ -52,16 +52,18 @@ class LoopThread(Generic[T]):
         self._what = what
         self._lock = threading.Lock()
         self._closed = False
+        self._trio = backend == "trio"
         self._portal_cm: AbstractContextManager[BlockingPortal] = start_blocking_portal(
             backend, backend_options, name=f"mcpx_router-{backend}"
         )
-        self._portal = self._portal_cm.__enter__()
+        self._portal = self._away_from_trio(self._portal_cm.__enter__)
         try:
-            self._loop_thread = self._portal.call(threading.get_ident)
-            self._held = self._portal.wrap_async_context_manager(self._portal.call(make))
-            self.value: T = self._held.__enter__()
+            self._loop_thread = self._away_from_trio(partial(self._portal.call, threading.get_ident))
+            held = self._away_from_trio(partial(self._portal.call, make))
+            self._held = self._portal.wrap_async_context_manager(held)
+            self.value: T = self._away_from_trio(self._held.__enter__)
         except BaseException as exc:
-            self._portal_cm.__exit__(type(exc), exc, exc.__traceback__)
+            self._away_from_trio(partial(self._portal_cm.__exit__, type(exc), exc, exc.__traceback__))
             raise
 
     @property
@@ -80,7 +82,8 @@ class LoopThread(Generic[T]):
         """
         self._check_usable()
         try:
-            return self._portal.call(_in_context, current_context(), partial(fn, *args, **kwargs))
+            run = partial(self._portal.call, _in_context, current_context(), partial(fn, *args, **kwargs))
+            return self._away_from_trio(run)
         except RuntimeError as exc:
             if self._closed:  # closed by another thread while this call was on its way
                 raise AdapterClosedError(f"{self._what} was closed; create a new one") from exc
@@ -98,9 +101,34 @@ class LoopThread(Generic[T]):
                 )
             self._closed = True
             try:
-                self._held.__exit__(None, None, None)
+                self._away_from_trio(partial(self._held.__exit__, None, None, None))
             finally:
-                self._portal_cm.__exit__(None, None, None)
+                self._away_from_trio(partial(self._portal_cm.__exit__, None, None, None))
+
+    def _away_from_trio(self, fn: Callable[[], R]) -> R:
+        """`fn()`, from a helper thread when this thread runs Trio and so does the portal.
+
+        Trio refuses to be entered from a thread that runs Trio itself, even another run (it
+        would deadlock its own); any other caller calls the portal directly.
+        """
+        if not (self._trio and _runs_trio()):
+            return fn()
+        outcome: list[tuple[bool, Any]] = []
+
+        def run() -> None:
+            try:
+                outcome.append((True, fn()))
+            except BaseException as exc:
+                outcome.append((False, exc))
+
+        helper = threading.Thread(target=run, name="mcpx_router-caller", daemon=True)
+        helper.start()
+        helper.join()
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        result: R = value
+        return result
 
     def close_on_collection(self, owner: object) -> None:
         """Close when `owner` is garbage collected, or at interpreter exit, if nobody closed it first."""
@@ -114,6 +142,16 @@ class LoopThread(Generic[T]):
             )
         if self._closed:
             raise AdapterClosedError(f"{self._what} was closed; create a new one")
+
+
+def _runs_trio() -> bool:
+    import trio  # the portal runs on Trio, so it is loaded
+
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _close_quietly(loop: LoopThread[Any]) -> None:
