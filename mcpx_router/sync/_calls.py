@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
 from .._answering import UNSET
@@ -128,8 +128,8 @@ class BlockingCalls:
         As `OpenAIPeerToolAdapter.dispatch`: nothing a model or a peer does makes this raise.
         A generator of calls is read in the caller's thread.
         """
-        if isinstance(tool_calls, Iterable) and not isinstance(tool_calls, list | tuple | Mapping):
-            tool_calls = list(tool_calls)  # read here, not in the loop thread
+        if isinstance(tool_calls, Iterator):
+            tool_calls = list(tool_calls)  # a generator is read here, not in the loop thread
         answers: list[Any] = self._loop.call(self._loop.value.dispatch, tool_calls, call_timeout=call_timeout)
         return answers
 

@@ -33,8 +33,18 @@ from mcpx_router import (
     UsageError,
     sync,
 )
+from mcpx_router.sync.loop import run_chat, run_responses
 
-from ..support._openai_replay import CHAT, chat_completion, replay_openai, tool_call
+from ..support._openai_replay import (
+    CHAT,
+    RESPONSES,
+    chat_completion,
+    function_call,
+    output_message,
+    replay_openai,
+    response,
+    tool_call,
+)
 from ..support.otel_support import named, parent_of, spans
 from ..support.router_support import child_pids, tiny
 
@@ -278,3 +288,32 @@ def test_any_batch_is_answered_as_the_async_api_answers_it(batch: list[tuple[str
         a["content"] for a in expected
     ]
     assert [a["tool_call_id"] for a in answers] == [f"c{i}" for i in range(len(batch))]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_the_sync_loop_runs_a_conversation(backend: sync.Backend, api: str, stream: bool) -> None:
+    calls = [("c1", "calc__add", '{"a": 2, "b": 40}'), ("c2", "calc__nope", "{}")]
+    if api == "chat":
+        script = [
+            chat_completion({"content": None, "tool_calls": [tool_call(*c) for c in calls]}),
+            chat_completion({"content": "42"}),
+        ]
+    else:
+        script = [response([function_call(*c) for c in calls]), response([output_message("42")])]
+    with replay_openai(script) as replay, sync.Router(backend=backend) as router:
+        router.join("calc", calc_server())
+        with OpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+            if api == "chat":
+                prompt: list[Any] = [{"role": "user", "content": "2 + 40?"}]
+                result = run_chat(client, router, model="m", messages=prompt, stream=stream)
+            else:
+                result = run_responses(client, router, model="m", input="2 + 40?", stream=stream)
+    assert (result.text, result.stopped, result.turns, result.tool_calls) == ("42", "answer", 2, 2)
+    answers = [
+        m for m in result.messages if m.get("role") == "tool" or m.get("type") == "function_call_output"
+    ]
+    texts = [a.get("content", a.get("output")) for a in answers]
+    assert texts[0] == "42" and texts[1].startswith("Error: there is no tool named 'calc__nope'")
+    second = replay.bodies(CHAT if api == "chat" else RESPONSES)[1]
+    assert len(second["messages" if api == "chat" else "input"]) == len(result.messages) - 1

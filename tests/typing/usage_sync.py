@@ -20,6 +20,8 @@ from openai.types.responses import FunctionToolParam, ResponseInputItemParam
 from openai.types.responses.response_input_item_param import FunctionCallOutput
 
 from mcpx_router import Outcome, PeerStatus, RouterEvent, StdioPeer, ToolKey, sync
+from mcpx_router.loop import LoopResult
+from mcpx_router.sync.loop import run_chat, run_responses
 
 ChatAnswer = ChatCompletionToolMessageParam | ChatCompletionUserMessageParam
 
@@ -64,3 +66,11 @@ def responses(client: OpenAI) -> None:
     worker.start()
     worker.join()
     adapter.close()
+
+
+def loops(client: OpenAI, router: sync.Router, adapter: sync.OpenAIPeerToolAdapter) -> str | None:
+    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Weather?"}]
+    result = run_chat(client, router, model="m", messages=messages, temperature=0.2, max_turns=4)
+    assert_type(result, LoopResult)
+    again = run_responses(client, adapter, model="m", input="Weather?", stream=True)
+    return result.text or again.text
