@@ -14,13 +14,13 @@ from .._adapter import OpenAIPeerToolAdapter as AsyncAdapter
 from .._answering import UNSET
 from .._backoff import Reconnect
 from .._dispatch import CallProgress
-from .._errors import AdapterClosedError
+from .._errors import AdapterClosedError, UsageError
 from ..peers._callbacks import PeerCallbacks
 from ..peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from ..peers._events import EventStream, RouterEvent
 from ..peers._router import PeerStatus
 from ..peers._router import Router as AsyncRouter
-from ..peers._specs import PeerSpec, as_peer_spec
+from ..peers._specs import PeerSpec, SessionPeer, as_peer_spec
 from ._calls import BlockingCalls
 from ._portal import Backend, LoopThread
 
@@ -163,13 +163,14 @@ class Router(_Blocking):
         An `MCPServer` (or `InProcessPeer`) runs in the Router's event loop thread.
         """
         router = self._loop.value
+        spec = _openable(peer_id, peer)
         return self._loop.call(
-            router.join, peer_id, peer, include_tools=include_tools, exclude_tools=exclude_tools
+            router.join, peer_id, spec, include_tools=include_tools, exclude_tools=exclude_tools
         )
 
     def join_all(self, peers: Mapping[str, PeerSpec | object]) -> dict[str, tuple[str, ...]]:
         """Join several peers concurrently, all or nothing; return the public names of each."""
-        return self._loop.call(self._loop.value.join_all, dict(peers))
+        return self._loop.call(self._loop.value.join_all, {k: _openable(k, v) for k, v in peers.items()})
 
     def join_config(self, path: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
         """Join every enabled server of an `mcpServers` JSON file, all or nothing."""
@@ -249,7 +250,7 @@ class OpenAIPeerToolAdapter(_Blocking):
 
         Args: as `OpenAIPeerToolAdapter.add_peer`, with `peer` a spec, URL or server (not a session).
         """
-        spec = as_peer_spec(peer)
+        spec = _openable(peer_id, peer)
         given: dict[str, Any] = {
             "max_concurrency": max_concurrency,
             "include_tools": include,
@@ -273,6 +274,18 @@ class OpenAIPeerToolAdapter(_Blocking):
     def refresh_peer(self, peer_id: str) -> bool:
         """List the peer's tools again and publish what changed; return whether anything did."""
         return self._loop.call(self._loop.value.refresh, peer_id)
+
+
+def _openable(peer_id: str, peer: object) -> PeerSpec:
+    """The spec of a peer the facade opens in its own loop; a session opened elsewhere is refused."""
+    spec = as_peer_spec(peer)
+    if isinstance(spec, SessionPeer):
+        raise UsageError(
+            f"peer {peer_id!r}: a connected session belongs to the event loop it was opened in and "
+            "cannot be used from the blocking facade's; give a spec (StdioPeer, HttpPeer, a URL, an "
+            "MCPServer) and the facade opens the session in its own loop"
+        )
+    return spec
 
 
 @asynccontextmanager

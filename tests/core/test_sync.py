@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
+import mcp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,6 +28,7 @@ from mcpx_router import (
     PeerUnavailableError,
     Router,
     RouterEvent,
+    SessionPeer,
     ToolKey,
     UnknownPeerError,
     UnknownToolError,
@@ -230,6 +232,21 @@ def test_events_block_and_callbacks_cannot_reenter(backend: sync.Backend) -> Non
     assert isinstance(first, PeerJoined) and first.peer == "calc"
     assert len(refused) >= 1 and "own event loop thread" in str(refused[0])
     assert list(events) == []  # the iteration ends once the Router is closed
+
+
+def test_a_session_opened_elsewhere_is_refused_with_what_to_do() -> None:
+    async def refused() -> None:
+        async with mcp.Client(calc_server()) as client:
+            with sync.Router() as router:
+                with pytest.raises(UsageError, match=r"give a spec .* and the facade opens the session"):
+                    router.join("calc", client)
+                with pytest.raises(UsageError, match="belongs to the event loop it was opened in"):
+                    router.join_all({"calc": SessionPeer(client)})
+                assert router.peers == ()
+
+    anyio.run(refused)
+    with sync.OpenAIPeerToolAdapter() as adapter, pytest.raises(UsageError, match="peer 'x'"):
+        adapter.add_peer("x", SessionPeer(object()))  # type: ignore[arg-type]
 
 
 def test_bad_options_are_refused_and_leave_no_thread() -> None:
