@@ -78,7 +78,8 @@ class LoopThread(Generic[T]):
         """Run `fn(*args, **kwargs)` in the loop (a coroutine function is awaited) and return its result.
 
         The caller's OpenTelemetry context goes with the call, so spans started in the loop
-        are children of the caller's current span.
+        are children of the caller's current span (the portal copies the calling thread's
+        context; a Trio caller's call goes through a helper thread, so it is carried explicitly).
         """
         self._check_usable()
         try:

@@ -265,13 +265,24 @@ def test_an_unclosed_router_is_closed_when_collected(backend: sync.Backend) -> N
     assert child_pids() - before == set()
 
 
+@pytest.mark.parametrize("caller", ["plain", "trio"])
 def test_the_callers_span_is_the_parent_of_the_call_span(
-    backend: sync.Backend, spans: InMemorySpanExporter
+    backend: sync.Backend, caller: str, spans: InMemorySpanExporter
 ) -> None:
-    with sync.Router(backend=backend) as router:
-        router.join("calc", calc_server())
-        with trace.get_tracer("tests").start_as_current_span("script"):
-            router.dispatch([chat_call("c1", "calc__add", {"a": 1, "b": 2})])
+    # From a thread that runs Trio the call goes through a helper thread: the context goes along.
+    def script() -> None:
+        with sync.Router(backend=backend) as router:
+            router.join("calc", calc_server())
+            with trace.get_tracer("tests").start_as_current_span("script"):
+                router.dispatch([chat_call("c1", "calc__add", {"a": 1, "b": 2})])
+
+    async def in_trio() -> None:
+        script()
+
+    if caller == "trio":
+        anyio.run(in_trio, backend="trio")
+    else:
+        script()
     [call_span] = named(spans, "execute_tool calc__add")
     parent = parent_of(spans, call_span)
     assert parent is not None and parent.name == "script"
