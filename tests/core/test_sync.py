@@ -8,8 +8,10 @@ from __future__ import annotations
 import gc
 import json
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,6 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from mcpx_router import (
     AdapterClosedError,
+    Outcome,
     PeerJoined,
     PeerUnavailableError,
     Router,
@@ -48,7 +51,7 @@ from ..support._openai_replay import (
     tool_call,
 )
 from ..support.otel_support import named, parent_of, spans
-from ..support.router_support import child_pids, tiny
+from ..support.router_support import WAIT, child_pids, tiny
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -345,3 +348,25 @@ def test_the_sync_loop_runs_a_conversation(backend: sync.Backend, api: str, stre
     assert texts[0] == "42" and texts[1].startswith("Error: there is no tool named 'calc__nope'")
     second = replay.bodies(CHAT if api == "chat" else RESPONSES)[1]
     assert len(second["messages" if api == "chat" else "input"]) == len(result.messages) - 1
+
+
+def test_closing_answers_the_calls_still_running_in_other_threads(
+    backend: sync.Backend, tmp_path: Path
+) -> None:
+    before = child_pids()
+    log = tmp_path / "received.jsonl"
+    router = sync.Router(backend=backend)
+    router.join("s", tiny(env={"TINY_SERVER_LOG": str(log)}))
+    outcomes: list[Outcome] = []
+    worker = threading.Thread(target=lambda: outcomes.append(router.call("s__sleep", {"seconds": 30})))
+    worker.start()
+    deadline = time.monotonic() + WAIT
+    while not (log.exists() and '"tools/call"' in log.read_text()):  # the peer has the call
+        assert time.monotonic() < deadline, "the call never reached the peer"
+        time.sleep(0.02)
+    router.close()
+    worker.join(timeout=WAIT)
+    assert not worker.is_alive()
+    [outcome] = outcomes
+    assert outcome.is_error and "peer 's' left" in outcome.text, outcome.text
+    assert child_pids() - before == set()
