@@ -83,6 +83,7 @@ async def traced_call(call: ToolCall, outcome: Awaitable[Outcome]) -> Outcome:
         if result.tool is not None:
             span.set_attribute(PEER, result.tool.peer)
             span.set_attribute(TOOL, result.tool.tool)
+            span.set_attribute("gen_ai.tool.description", result.tool.description)
         if result.is_error:
             kind_of_error = result.error_type or "error"
             span.set_attribute(OUTCOME, kind_of_error)

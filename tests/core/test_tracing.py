@@ -74,6 +74,7 @@ async def test_a_call_span_follows_the_genai_conventions(spans: InMemorySpanExpo
         "gen_ai.tool.name": "calc__add",
         "gen_ai.tool.call.id": "call-1",
         "gen_ai.tool.type": "function",
+        "gen_ai.tool.description": "Add two integers. (via calc)",
         "mcpx_router.peer.id": "calc",
         "mcpx_router.tool.original_name": "add",
         "mcpx_router.outcome": "ok",
