@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -50,6 +51,11 @@ def calc_server() -> MCPServer:
     def fail(reason: str) -> str:
         """Always fails."""
         raise ValueError(reason)
+
+    @server.tool()
+    def refuse() -> str:
+        """Answers with a JSON-RPC error."""
+        raise mcp.MCPError(code=-32002, message="not today")
 
     @server.tool()
     async def wait(seconds: float, label: str) -> str:
@@ -112,6 +118,7 @@ async def test_each_kind_of_failure_is_told(spans: InMemorySpanExporter) -> None
             chat_call("arguments", "calc__add", {"a": "two"}),
             chat_call("not-json", "calc__add", "{"),
             chat_call("tool", "calc__fail", {"reason": "boom"}),
+            chat_call("refused", "calc__refuse", {}),
             chat_call("timeout", "slow__wait", {"seconds": 5, "label": "t"}),
             {"id": "custom", "type": "custom", "custom": {"name": "calc__add", "input": "x"}},
         ]
@@ -126,6 +133,7 @@ async def test_each_kind_of_failure_is_told(spans: InMemorySpanExporter) -> None
         "arguments": "invalid_arguments",
         "not-json": "invalid_arguments",
         "tool": "tool_error",
+        "refused": "mcp.shared.exceptions.MCPError",
         "timeout": "timeout",
         "custom": "invalid_call",
     }
