@@ -276,3 +276,17 @@ async def test_without_a_configured_provider_nothing_is_traced() -> None:
         pending = run(ToolCall("function", "x", "calc__add", {"a": 1, "b": 1}), None)
         assert getattr(pending, "cr_code", None) is not traced_call.__code__  # no span wrapped around it
         assert (await pending).text == "2"
+
+
+async def test_without_the_api_everything_runs_untraced(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As if `opentelemetry` could not be imported (the `mcp` SDK installs it, so it always can here).
+    from mcpx_router import _tracing
+
+    monkeypatch.setattr(_tracing, "_trace", None)
+    monkeypatch.setattr(_tracing, "_context", None)
+    assert not tracing() and _tracing.current_context() is None
+    with _tracing.attached(None), _tracing.connect_span("p", object(), reconnect=False, attempt=0) as span:
+        span.connected(1)
+    async with Router() as router:
+        await router.join("calc", calc_server())
+        assert (await router.call("calc__add", {"a": 1, "b": 2})).text == "3"
