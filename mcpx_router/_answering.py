@@ -135,7 +135,9 @@ class Answerer:
             return traced_call(call, self._run(call, call_timeout, turn))
         return self._run(call, call_timeout, turn)
 
-    def _run(self, call: ToolCall, call_timeout: float | None, turn: Turn | None = None) -> Awaitable[Outcome]:
+    def _run(
+        self, call: ToolCall, call_timeout: float | None, turn: Turn | None = None
+    ) -> Awaitable[Outcome]:
         if call.problem is not None:
             return _ready(_error(call.problem, kind="invalid_call"))
         tool = self._catalogue.lookup(call.name)
