@@ -35,7 +35,9 @@ def test_equivalent_tools_of_three_peers_form_one_group() -> None:
     assert [s.members for s in suggestions] == [("web/search", "docs/search", "wiki/find_pages")]
     assert suggestions[0].name == "search"
     assert 0.6 <= suggestions[0].score <= 1.0
-    assert as_aliases(suggestions, min_score=0.6) == {"search": ["web/search", "docs/search", "wiki/find_pages"]}
+    assert as_aliases(suggestions, min_score=0.6) == {
+        "search": ["web/search", "docs/search", "wiki/find_pages"]
+    }
     assert as_aliases(suggestions, min_score=suggestions[0].score + 1e-9) == {}
 
 
@@ -72,9 +74,7 @@ tools_strategy = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(tools=tools_strategy, min_score=st.floats(-0.5, 1.0))
-def test_suggestions_hold_their_promises(
-    tools: list[tuple[str, str, list[float]]], min_score: float
-) -> None:
+def test_suggestions_hold_their_promises(tools: list[tuple[str, str, list[float]]], min_score: float) -> None:
     suggestions = suggest_groups(tools, min_score=min_score)
     names = [s.name for s in suggestions]
     assert len(set(names)) == len(names)
@@ -109,8 +109,12 @@ scores = st.lists(st.floats(-10, 10, allow_nan=False), min_size=1, max_size=30)
 
 @settings(max_examples=150, deadline=None)
 @given(data=st.data(), lexical=scores, weight=st.floats(0, 1))
-def test_blend_stays_in_range_and_weights_its_sides(data: st.DataObject, lexical: list[float], weight: float) -> None:
-    semantic = data.draw(st.lists(st.floats(-1, 1, allow_nan=False), min_size=len(lexical), max_size=len(lexical)))
+def test_blend_stays_in_range_and_weights_its_sides(
+    data: st.DataObject, lexical: list[float], weight: float
+) -> None:
+    semantic = data.draw(
+        st.lists(st.floats(-1, 1, allow_nan=False), min_size=len(lexical), max_size=len(lexical))
+    )
     mixed = blend(lexical, semantic, weight)
     assert all(-1e-9 <= s <= 1 + 1e-9 for s in mixed)
     for side, w in ((lexical, 0.0), (semantic, 1.0)):
