@@ -41,7 +41,9 @@ class _Listing:
     async def list_tools(self, cursor: str | None = None) -> mt.ListToolsResult:
         return mt.ListToolsResult(tools=self._tools)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> mt.CallToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, read_timeout_seconds: float | None = None
+    ) -> mt.CallToolResult:
         raise NotImplementedError
 
 
