@@ -104,6 +104,7 @@ class EmbeddingIndex:
         self._tools: OrderedDict[bytes, Vector] = OrderedDict()
         self._queries: OrderedDict[str, Vector] = OrderedDict()
         self._lock = anyio.Lock()
+        self._last: tuple[int, str, list[float]] | None = None
         self.texts_embedded = 0
         """How many texts were handed to the embedder so far (tools and queries)."""
 
@@ -137,8 +138,22 @@ class EmbeddingIndex:
             self._queries.move_to_end(text)
         return vector
 
-    async def similarities(self, query: str, tools: Sequence[PublishedTool]) -> list[float]:
-        """The cosine similarity of `query` to each tool, in [-1, 1]."""
+    async def similarities(
+        self, query: str, tools: Sequence[PublishedTool], *, version: int | None = None
+    ) -> list[float]:
+        """The cosine similarity of `query` to each tool, in [-1, 1].
+
+        Given the catalogue `version` the tools are from, the last answer is kept and given again
+        for the same version and query (a loop asks once per turn, mostly about the same messages).
+        """
+        if version is not None and self._last is not None and self._last[:2] == (version, query):
+            return list(self._last[2])
+        scores = await self._similarities(query, tools)
+        if version is not None:
+            self._last = (version, query, scores)
+        return scores
+
+    async def _similarities(self, query: str, tools: Sequence[PublishedTool]) -> list[float]:
         vectors = await self.tool_vectors(tools)
         if not vectors:
             return []

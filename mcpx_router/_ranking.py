@@ -56,7 +56,7 @@ class RankingMethods:
         query = query_text(relevant_to)
         scores = self._catalogue.scores(query)
         if self._embeddings is not None and tools and query.strip():
-            semantic = await self._embeddings.similarities(query, tools)
+            semantic = await self._embeddings.similarities(query, tools, version=self._catalogue.version)
             scores = blend(scores, semantic, self._semantic_weight)
         order = sorted(range(len(tools)), key=lambda i: -scores[i])
         return [(tools[i], scores[i]) for i in order]
