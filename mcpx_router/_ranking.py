@@ -8,7 +8,7 @@ query (`model/_budget.blend`), and `suggest_groups` proposes groups of equivalen
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._answering import UNSET
 from ._catalogue import Catalogue, Format, PublishedTool
@@ -17,6 +17,11 @@ from ._embedding import EmbeddingIndex
 from ._errors import UsageError
 from .model._budget import blend, conversation_text
 from .model._similar import GroupSuggestion, suggest_groups
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionFunctionToolParam
+    from openai.types.responses import FunctionToolParam
+    from openai.types.shared_params import FunctionDefinition
 
 __all__ = ["RankingMethods", "query_text"]
 
@@ -61,13 +66,37 @@ class RankingMethods:
         order = sorted(range(len(tools)), key=lambda i: -scores[i])
         return [(tools[i], scores[i]) for i in order]
 
+    @overload
+    async def select_tools(
+        self,
+        fmt: Literal["chat"] = ...,
+        *,
+        relevant_to: str | Iterable[Any] | None = ...,
+        max_tools: int | None = ...,
+    ) -> tuple[ChatCompletionFunctionToolParam, ...]: ...
+    @overload
+    async def select_tools(
+        self,
+        fmt: Literal["responses"],
+        *,
+        relevant_to: str | Iterable[Any] | None = ...,
+        max_tools: int | None = ...,
+    ) -> tuple[FunctionToolParam, ...]: ...
+    @overload
+    async def select_tools(
+        self,
+        fmt: Literal["functions"],
+        *,
+        relevant_to: str | Iterable[Any] | None = ...,
+        max_tools: int | None = ...,
+    ) -> tuple[FunctionDefinition, ...]: ...
     async def select_tools(
         self,
         fmt: Format = "chat",
         *,
         relevant_to: str | Iterable[Any] | None = None,
         max_tools: int | None = UNSET,
-    ) -> tuple[dict[str, Any], ...]:
+    ) -> tuple[Any, ...]:
         """The tool list in `fmt` ("chat", "responses" or "functions") for one request, as the
         `get_*` methods give it, but ranked with embeddings when the adapter has an embedder.
 

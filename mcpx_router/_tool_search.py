@@ -31,6 +31,10 @@ from .model._calls import ToolCall, answer, client_search, parse_tool_call, sear
 from .model._schema import chat_tool, legacy_function, responses_tool
 
 if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionFunctionToolParam
+    from openai.types.responses import ToolParam
+    from openai.types.shared_params import FunctionDefinition
+
     from ._adapter import OpenAIPeerToolAdapter
 
 __all__ = ["ToolSearch"]
@@ -109,17 +113,18 @@ class ToolSearch:
         """The public names of the tools found so far, most recent last."""
         return tuple(self._found)
 
-    async def chat_tools(self, messages: str | Iterable[Any]) -> list[dict[str, Any]]:
+    async def chat_tools(self, messages: str | Iterable[Any]) -> list[ChatCompletionFunctionToolParam]:
         """The Chat Completions `tools` for the next request of the conversation `messages`."""
-        return await self._tools("chat", messages)
+        return cast("list[ChatCompletionFunctionToolParam]", await self._tools("chat", messages))
 
-    async def responses_tools(self, items: str | Iterable[Any]) -> list[dict[str, Any]]:
-        """The Responses API `tools` for the next request with input `items`."""
-        return await self._tools("responses", items)
+    async def responses_tools(self, items: str | Iterable[Any]) -> list[ToolParam]:
+        """The Responses API `tools` for the next request with input `items` (function tools, and
+        the API's `tool_search` tool when `native`)."""
+        return cast("list[ToolParam]", await self._tools("responses", items))
 
-    async def functions(self, messages: str | Iterable[Any]) -> list[dict[str, Any]]:
+    async def functions(self, messages: str | Iterable[Any]) -> list[FunctionDefinition]:
         """The legacy `functions` for the next request of the conversation `messages`."""
-        return await self._tools("functions", messages)
+        return cast("list[FunctionDefinition]", await self._tools("functions", messages))
 
     async def find(self, query: str) -> list[PublishedTool]:
         """The tools most relevant to `query` (at most `per_search`), best first; none without a match."""
