@@ -261,6 +261,20 @@ def test_every_tool_list_fits_the_budget_and_keeps_the_latest_finds(
                     if offered is not None:
                         assert len(names) <= 1 + len(latest) + offered
                     check_sent([t if "function" in t else {"function": t} for t in tools])
+            # The Responses API's own search: what it loaded plus what is listed fits the budget.
+            native = ToolSearch(adapter, per_search=per_search, offered=offered)
+            items: list[Any] = [{"role": "user", "content": VAGUE}]
+            for n, query in enumerate(queries):
+                items.append(responses_search(f"s{n}", query))
+                items += await native.dispatch(items[-1:])
+                loaded = [
+                    t["name"] for i in items if i.get("type") == "tool_search_output" for t in i["tools"]
+                ]
+                listed = await native.responses_tools(items)
+                names = [function_name(t) for t in listed]
+                assert names[0] == "tool_search" and len(names) + len(loaded) <= budget
+                assert len(set(loaded)) == len(loaded) and not set(loaded) & set(names)
+                assert len(set(names)) == len(names)
 
     anyio.run(body)
 
