@@ -25,6 +25,7 @@ from ._answering import UNSET
 from ._catalogue import Format, PublishedTool
 from ._dispatch import check_limit
 from ._errors import UsageError
+from ._naming import is_legal_name
 from ._ranking import query_text
 from .model._arguments import ArgumentsError, parse_arguments
 from .model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
@@ -92,11 +93,7 @@ class ToolSearch:
     ) -> None:
         check_limit("per_search", per_search)
         check_limit("offered", offered, minimum=0)
-        if (
-            not isinstance(name, str)
-            or not name.replace("_", "a").replace("-", "a").isalnum()
-            or len(name) > 60
-        ):
+        if not isinstance(name, str) or not is_legal_name(name) or len(name) > 60:
             raise UsageError(f"name must be a legal function name of at most 60 characters, not {name!r}")
         self._adapter = adapter
         self._per_search = per_search

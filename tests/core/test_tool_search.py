@@ -216,7 +216,7 @@ async def test_a_catalogue_that_fits_is_sent_as_it_is_without_a_search_tool() ->
 async def test_the_search_function_never_takes_a_published_name() -> None:
     async with catalogue(filler=0) as (adapter, _):
         assert ToolSearch(adapter, name="time__convert_time").name == "time__convert_time_2"
-        for bad in ("", "has space", "x" * 61, 7):
+        for bad in ("", "has space", "x" * 61, "café", 7):
             with pytest.raises(UsageError, match="name must be a legal function name"):
                 ToolSearch(adapter, name=bad)  # type: ignore[arg-type]
         with pytest.raises(UsageError, match="tool_search must be True, False or a ToolSearch"):
