@@ -29,7 +29,7 @@ from ._session import ToolSession
 from ._tool_search import ToolSearch
 from .model._results import render_result
 from .model._schema import convert_parameters
-from .model._similar import GroupSuggestion, as_aliases
+from .model._similar import GroupSuggestion, as_aliases, suggest_groups
 from .peers import (
     BearerAuth,
     FileTokenStore,
@@ -120,4 +120,5 @@ __all__ = [
     "load_config",
     "oauth_provider",
     "render_result",
+    "suggest_groups",
 ]
