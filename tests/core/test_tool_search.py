@@ -113,7 +113,10 @@ def responses_search(call_id: str, query: str) -> dict[str, Any]:
     }
 
 
-async def test_responses_native_tool_search_loads_found_tools_through_tool_search_output() -> None:
+@pytest.mark.parametrize("stream", [False, True])
+async def test_responses_native_tool_search_loads_found_tools_through_tool_search_output(
+    stream: bool,
+) -> None:
     async with catalogue() as (adapter, peers):
         script = [
             response([responses_search("s1", "convert time between timezones")]),
@@ -123,7 +126,9 @@ async def test_responses_native_tool_search_loads_found_tools_through_tool_searc
         with replay_openai(script) as replay:
             async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
                 with anyio.fail_after(SAFETY):
-                    result = await run_responses(client, adapter, model="m", input=VAGUE, tool_search=True)
+                    result = await run_responses(
+                        client, adapter, model="m", input=VAGUE, tool_search=True, stream=stream
+                    )
         bodies = replay.bodies(RESPONSES)
     assert result.text == "16:00 in Tokyo." and result.turns == 3
     first = bodies[0]["tools"]
