@@ -60,3 +60,4 @@ class JoinMany:
     async def join_config(self, path: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
         """Join every enabled server of an `mcpServers` JSON file (see `load_config`), all or nothing."""
         return await self.join_all(load_config(path))
+
