@@ -326,3 +326,65 @@ async def test_tool_search_calls_are_answered_only_when_the_client_runs_them() -
     assert dict_answers[1]["call_id"] == "s3"
     assert dict_answers[1]["tools"] == []  # what the first search loaded stays loaded: nothing new
     ResponseToolSearchOutputItem.model_validate({**answers[0], "id": "o2"})  # the SDK's own shape
+
+
+def item_of(kind: str, n: int) -> tuple[dict[str, Any], str | None]:
+    """An item of `kind` with id `i{n}`, and the id its answer carries (None: passed over)."""
+    call_id = f"i{n}"
+    if kind == "chat_tool":
+        return tool_call(call_id, "time__get_current_time", '{"timezone": "UTC"}'), call_id
+    if kind == "chat_find":
+        return tool_call(call_id, "find_tools", '{"query": "git branch"}'), call_id
+    if kind == "chat_unknown":
+        return tool_call(call_id, "nope__nothing", "{}"), call_id
+    if kind == "responses_find":
+        return function_call(call_id, "find_tools", '{"query": "read a file"}'), call_id
+    if kind == "responses_tool":
+        return function_call(call_id, "fs__list_allowed_directories", "{}"), call_id
+    if kind == "client_search":
+        return responses_search(call_id, "memory graph"), call_id
+    if kind == "server_search":
+        return {**responses_search(call_id, "x"), "execution": "server"}, None
+    return {"type": "reasoning", "id": call_id, "summary": []}, None
+
+
+KINDS = st.sampled_from(
+    [
+        "chat_tool",
+        "chat_find",
+        "chat_unknown",
+        "responses_find",
+        "responses_tool",
+        "client_search",
+        "server_search",
+        "reasoning",
+    ]
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(kinds=st.lists(KINDS, max_size=7))
+def test_every_call_gets_one_answer_in_call_order(kinds: list[str]) -> None:
+    items = [item_of(kind, n) for n, kind in enumerate(kinds)]
+
+    async def body() -> list[Any]:
+        async with catalogue(filler=200, max_tools=20) as (adapter, _):
+            return await ToolSearch(adapter, per_search=3).dispatch([item for item, _ in items])
+
+    answers = anyio.run(body)
+    expected = [answer_id for _, answer_id in items if answer_id is not None]
+    assert [a.get("tool_call_id", a.get("call_id")) for a in answers] == expected
+    first_search = True
+    for (_, answer_id), kind in zip(items, kinds, strict=True):
+        if answer_id is None:
+            continue
+        got = next(a for a in answers if a.get("tool_call_id", a.get("call_id")) == answer_id)
+        if kind == "client_search":  # a search again for what is loaded finds nothing new
+            assert got["type"] == "tool_search_output" and bool(got["tools"]) is first_search
+            first_search = False
+        elif kind.endswith("find"):
+            assert (got.get("content") or got.get("output")).startswith("Found 3 tools")
+        elif kind == "chat_unknown":
+            assert got["content"].startswith("Error: there is no tool named")
+        else:
+            assert not (got.get("content") or got.get("output")).startswith("Error")
