@@ -87,7 +87,8 @@ class EmbeddingIndex:
     Args:
         embedder: Texts in, one vector per text out (see `Embedder`).
         batch_size: The most texts one call of the embedder is given.
-        max_entries: The most tool vectors kept (the oldest go first).
+        max_entries: The most tool vectors kept (the least recently used go first; never fewer
+            than one request's tools).
     """
 
     def __init__(self, embedder: Embedder, *, batch_size: int = 256, max_entries: int = 100_000) -> None:
@@ -114,7 +115,9 @@ class EmbeddingIndex:
         async with self._lock:  # two callers never embed the same definition twice
             missing: dict[bytes, str] = {}
             for key, tool in zip(keys, tools, strict=True):
-                if key not in self._tools and key not in missing:
+                if key in self._tools:
+                    self._tools.move_to_end(key)  # in use: the last to go
+                elif key not in missing:
                     missing[key] = embedding_text(tool)
             pending = list(missing.items())
             for start in range(0, len(pending), self._batch_size):
@@ -122,9 +125,10 @@ class EmbeddingIndex:
                 vectors = await self._embed([text for _, text in batch])
                 for (key, _), vector in zip(batch, vectors, strict=True):
                     self._tools[key] = vector
-            while len(self._tools) > max(self._max_entries, len(keys)):
+            # Evict the least recently used, never one of these tools (they are the most recent).
+            while len(self._tools) > max(self._max_entries, len(set(keys))):
                 self._tools.popitem(last=False)
-        return [self._tools[key] for key in keys]
+            return [self._tools[key] for key in keys]
 
     async def query_vector(self, text: str) -> Vector:
         """The unit vector of a query (the last few hundred are kept)."""

@@ -173,3 +173,18 @@ async def test_an_endpoint_error_becomes_embedding_error() -> None:
             index = EmbeddingIndex(OpenAIEmbedder(client))
             with anyio.fail_after(20), pytest.raises(EmbeddingError, match="InternalServerError"):
                 await index.query_vector("what time is it")
+
+
+async def test_a_full_cache_evicts_what_is_no_longer_used() -> None:
+    embedder = HashingEmbedder()
+    rec = peer("p", {f"tool{i}": f"Tool {i}." for i in range(4)})
+    async with connected(p=rec) as clients, OpenAIPeerToolAdapter() as adapter:
+        await adapter.add_peer("p", clients["p"])
+        index = EmbeddingIndex(embedder, max_entries=4)
+        await index.tool_vectors(adapter.tools)
+        rec.tools[3] = mt.Tool(name="tool3", description="Tool 3, changed.", input_schema=TEXT)
+        assert await adapter.refresh_peer("p")
+        vectors = await index.tool_vectors(adapter.tools)  # the old tool3 goes, the others stay
+        assert len(vectors) == 4 and embedder.calls[-1] == ["tool 3. Tool 3, changed.. Parameters: text"]
+        await index.tool_vectors(adapter.tools[:3])
+        assert sum(len(call) for call in embedder.calls) == 5  # nothing in use was evicted
