@@ -66,14 +66,17 @@ class OpenAIEmbedder:
 
 def embedding_text(tool: PublishedTool) -> str:
     """What is embedded of a tool: its name on its peer (as words), title, the peer's description
-    and the parameter names; not the peer id, so the same tool of two peers embeds alike."""
+    and the parameter names (at most `MAX_TEXT` characters); not the peer id, so the same tool of
+    two peers embeds alike."""
     description, title = tool.origin
     properties = tool.parameters.get("properties")
     names = ", ".join(str(p) for p in properties) if isinstance(properties, Mapping) else ""
     parts = [" ".join(tokens(tool.tool)) or tool.tool, title or "", description or ""]
     if names:
         parts.append(f"Parameters: {names}")
-    return ". ".join(p.strip() for p in parts if p and p.strip())
+    text = ". ".join(p.strip() for p in parts if p and p.strip())
+    # Embedding models take a few thousand tokens at most; a tool's first lines say what it does.
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
 def _tool_key(tool: PublishedTool) -> bytes:
@@ -221,3 +224,5 @@ def unit(vector: Sequence[float]) -> Vector:
 
 
 _MAX_QUERIES = 512
+MAX_TEXT = 2000
+"""The most characters of a tool's text that are embedded (well within any model's input limit)."""

@@ -89,6 +89,8 @@ def test_the_embedded_text_is_the_peers_definition_not_the_public_name() -> None
         origin=("Fetch a URL.", "Page getter"),
     )
     assert embedding_text(tool) == "get page. Page getter. Fetch a URL.. Parameters: url, raw"
+    tool.origin = ("x" * 10_000, None)
+    assert len(embedding_text(tool)) == 2000 and embedding_text(tool).endswith("x…")
 
 
 BAD: list[tuple[Any, str]] = [
