@@ -134,7 +134,9 @@ class EmbeddingIndex:
             return [self._tools[key] for key in keys]
 
     async def query_vector(self, text: str) -> Vector:
-        """The unit vector of a query (the last few hundred are kept)."""
+        """The unit vector of a query (the last few hundred are kept). Of a long query, the last
+        `MAX_TEXT` characters are embedded: the latest message is at the end of a conversation's."""
+        text = text if len(text) <= MAX_TEXT else text[-MAX_TEXT:]
         vector = self._queries.get(text)
         if vector is None:
             vector = (await self._embed([text]))[0]

@@ -190,3 +190,10 @@ async def test_a_full_cache_evicts_what_is_no_longer_used() -> None:
         assert len(vectors) == 4 and embedder.calls[-1] == ["tool 3. Tool 3, changed.. Parameters: text"]
         await index.tool_vectors(adapter.tools[:3])
         assert sum(len(call) for call in embedder.calls) == 5  # nothing in use was evicted
+
+
+async def test_of_a_long_query_the_end_is_embedded() -> None:
+    embedder = HashingEmbedder()
+    await EmbeddingIndex(embedder).query_vector("old words " * 1000 + "what time is it")
+    (texts,) = embedder.calls
+    assert len(texts[0]) == 2000 and texts[0].endswith("what time is it")
