@@ -107,11 +107,12 @@ class RankingMethods:
         check_limit("max_tools", limit)
         if self._embeddings is None or relevant_to is None:
             return self._view(fmt, relevant_to, limit)
+        query = query_text(relevant_to)  # read once: `relevant_to` may be an iterator
         view = self._catalogue.view(fmt)
-        if limit is None or len(view) <= limit or not query_text(relevant_to).strip():
-            return self._view(fmt, relevant_to, limit)
+        if limit is None or len(view) <= limit or not query.strip():
+            return self._view(fmt, query, limit)
         position = {id(tool): i for i, tool in enumerate(self._catalogue.all_tools())}
-        ranked = await self.rank_tools(relevant_to)
+        ranked = await self.rank_tools(query)
         return tuple(view[i] for i in sorted(position[id(tool)] for tool, _ in ranked[:limit]))
 
     async def suggest_groups(self, *, min_score: float = 0.5) -> list[GroupSuggestion]:

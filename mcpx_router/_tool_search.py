@@ -207,6 +207,8 @@ class ToolSearch:
         return 10**9 if limit is None else limit
 
     async def _tools(self, fmt: Format, relevant_to: str | Iterable[Any]) -> list[dict[str, Any]]:
+        if not isinstance(relevant_to, str):
+            relevant_to = list(relevant_to)  # read twice below: an iterator would be spent
         view = _full_view(self._adapter, fmt)
         budget = self._budget()
         if len(view) <= budget:

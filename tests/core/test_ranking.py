@@ -90,6 +90,8 @@ async def test_embeddings_find_what_shares_no_word_with_the_request() -> None:
     async with adapter_with(big(), embedder=HashingEmbedder(), max_tools=5) as lexical_too:
         lexical = [t["function"]["name"] for t in lexical_too.get_openai_tools(relevant_to=MORPHED)]
         hybrid = await lexical_too.select_tools("chat", relevant_to=[{"role": "user", "content": MORPHED}])
+        once = iter([{"role": "user", "content": MORPHED}])  # an iterator is read once
+        assert await lexical_too.select_tools("chat", relevant_to=once) == hybrid
     assert "time__convert_time" not in lexical  # BM25 sees no word in common
     names = [t["function"]["name"] for t in hybrid]
     assert "time__convert_time" in names and len(names) == 5

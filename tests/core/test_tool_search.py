@@ -257,6 +257,7 @@ def test_every_tool_list_fits_the_budget_and_keeps_the_latest_finds(
                 messages += await search.dispatch(
                     [tool_call(f"c{n}", "find_tools", json.dumps({"query": query}))]
                 )
+                assert await search.chat_tools(iter(messages)) == await search.chat_tools(messages)
                 for tools in (await search.chat_tools(messages), await search.functions(messages)):
                     names = [function_name(t) for t in tools]
                     assert len(names) <= budget and len(set(names)) == len(names)
