@@ -82,6 +82,7 @@ async def run(use_minilm: bool) -> list[tuple[str, str, dict[int, float]]]:
         ("BM25 (lexical, the default)", None, 0.0),
         ("hashed n-grams alone", HashingEmbedder(), 1.0),
         ("hybrid 0.5: BM25 + hashed n-grams", HashingEmbedder(), 0.5),
+        ("hybrid 0.75: BM25 + hashed n-grams", HashingEmbedder(), 0.75),
     ]
     if use_minilm:
         model = minilm_embedder()
