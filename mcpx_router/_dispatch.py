@@ -199,6 +199,10 @@ def _not_sent(limiter: anyio.CapacityLimiter, tool: PublishedTool, name: str) ->
     )
 
 
+# The session's deadline starts after ours on the same clock; this only absorbs float rounding.
+_CLOCK_SLACK = 1e-3
+
+
 async def _run(
     peer: PeerEntry,
     tool: PublishedTool,
@@ -217,6 +221,7 @@ async def _run(
     """
     deadline: anyio.CancelScope | None = None
     session: Any = peer.session
+    started = anyio.current_time()
     try:
         if peer.native:
             result: mt.CallToolResult = await call_tool(session, tool.tool, arguments, left, progress)
@@ -230,8 +235,13 @@ async def _run(
         text, is_error = render_result(result)
         text = truncate(text, max_output_chars)
     except Exception as exc:
+        # A peer may answer with the timeout code itself (a deadline of its own, upstream): that is
+        # its answer, not ours, unless our time was really up.
         timed_out = (
-            isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and left is not None
+            isinstance(exc, mcp.MCPError)
+            and exc.code == mt.REQUEST_TIMEOUT
+            and left is not None
+            and anyio.current_time() - started >= left - _CLOCK_SLACK
         ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
         if timed_out:
             return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool, "timeout")

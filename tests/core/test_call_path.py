@@ -246,3 +246,26 @@ async def test_every_round_of_input_reaches_the_server_as_through_client_call_to
         assert (kind, text) == ("result", f"done after {len(plan)}")
     else:
         assert kind == "error" and "not telling" in text and "not telling" in theirs[1]
+
+
+def upstream_timeout() -> MCPServer:
+    server = MCPServer("upstream")
+
+    @server.tool()
+    def search(query: str) -> str:
+        """Answers at once with the JSON-RPC timeout code, as a proxy whose upstream timed out does."""
+        raise mcp.MCPError(code=mt.REQUEST_TIMEOUT, message=f"upstream timed out on {query}")
+
+    return server
+
+
+@pytest.mark.parametrize("limit", [None, 30.0])
+async def test_a_peers_own_timeout_code_is_its_answer_not_our_deadline(limit: float | None) -> None:
+    """A peer may answer -32001 itself at once: the model reads that answer, not "did not answer"."""
+    async with mcp.Client(upstream_timeout()) as client, OpenAIPeerToolAdapter() as adapter:
+        await adapter.add_peer("up", client, call_timeout=limit)
+        outcome = await adapter.call("up__search", {"query": "q"})
+    assert outcome.is_error and outcome.error_type == "mcp.shared.exceptions.MCPError"
+    assert "did not answer" not in outcome.text
+    assert outcome.text.startswith("Error: peer 'up' failed to run 'search':")
+    assert "upstream timed out on q" in outcome.text
