@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self, cast
+from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast
 
 import anyio
 import mcp_types as mt
@@ -22,6 +22,7 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
+from ._group_face import AdapterEvent, GroupMethods, GroupOptions
 from ._naming import ToolKey, check_peer_id, shown
 from ._session import ToolSession, is_native, list_all_tools
 from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
@@ -39,7 +40,7 @@ DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told it timed out."""
 
 
-class OpenAIPeerToolAdapter(CallMethods):
+class OpenAIPeerToolAdapter(CallMethods, GroupMethods):
     """Publishes the tools of many MCP peers as one flat list of OpenAI functions and answers their calls.
 
     Example:
@@ -72,6 +73,9 @@ class OpenAIPeerToolAdapter(CallMethods):
         json_string_params: Offer object and array parameters as JSON strings (with an example
             in the description) for models that fumble nested schemas; they are decoded before
             the call.
+        on_event: Called with groups forming, changing and splitting, calls failing over to
+            another member, and (with statistics) every call that finished.
+        options: Groups of equivalent tools, statistics (see `GroupOptions`, docs/many-peers.md).
     """
 
     def __init__(
@@ -85,6 +89,8 @@ class OpenAIPeerToolAdapter(CallMethods):
         on_progress: Callable[[CallProgress], object] | None = None,
         strict: bool | None = False,
         json_string_params: bool = False,
+        on_event: Callable[[AdapterEvent], object] | None = None,
+        **options: Unpack[GroupOptions],
     ) -> None:
         check_timeout(call_timeout)
         check_limit("max_tools", max_tools)
@@ -115,6 +121,8 @@ class OpenAIPeerToolAdapter(CallMethods):
             max_output_chars=max_output_chars,
             on_progress=lambda: self.on_progress,
         )
+        self.on_event = on_event
+        self._setup_groups(options, description_limit)
 
     async def __aenter__(self) -> Self:
         self._check_open()

@@ -9,6 +9,7 @@ from typing import Any
 import mcp_types as mt
 
 from ._errors import ToolConversionError
+from ._groups import GROUPS_KEY, Group, Groups, repeat_safe
 from ._listing import SchemaHash, checked_tool, plain_key
 from ._naming import NameTable, ToolKey, shown
 from ._published import Format, PublishedTool
@@ -48,6 +49,10 @@ class Catalogue:
         self._departed: dict[str, str] = {}
         """Why each recently withdrawn public name is no longer published."""
         self.version = 0
+        self.groups: Groups | None = None
+        """Groups of equivalent tools (None: none asked for)."""
+        self._shown: Mapping[str, Mapping[str, PublishedTool]] = self._peers
+        """What the views show: the peers' tools, or with groups, the groups and the members not hidden."""
         self._suggester: tuple[int, NameSuggester] | None = None
         self._warned_version = -1
         self._converted: dict[bytes, list[Any]] = {}
@@ -79,7 +84,7 @@ class Catalogue:
     def view(self, fmt: Format) -> tuple[dict[str, Any], ...]:
         """Every published tool in one OpenAI format: one tuple per catalogue version, never changed
         once returned; a new version rebuilds only the tools of the peer that changed."""
-        return self._views.view(fmt, self._peers, self.version)
+        return self._views.view(fmt, self._shown, self.version)
 
     def select(self, fmt: Format, query: str, limit: int | None) -> tuple[dict[str, Any], ...]:
         """At most `limit` tools in one format: all of them when they fit, else those most relevant to
@@ -98,7 +103,7 @@ class Catalogue:
                     limit,
                 )
             return view[:limit]
-        return tuple(view[i] for i in sorted(self._views.rank(self._peers, query, self.version)[:limit]))
+        return tuple(view[i] for i in sorted(self._views.rank(self._shown, query, self.version)[:limit]))
 
     def why_unknown(self, name: str) -> str:
         """Why no tool answers to `name`, for the model: it went away, or it never was (close names)."""
@@ -162,6 +167,7 @@ class Catalogue:
                     changed = True
                 continue
             published[name] = entry
+            entry.repeat_safe = repeat_safe(tool)
             if entry is not previous:
                 self._by_name[entry.name] = entry
                 self._departed.pop(entry.name, None)
@@ -365,6 +371,17 @@ class Catalogue:
     def _bump(self, peer: str) -> None:
         self.version += 1
         self._views.changed(peer, self.version)
+        if self.groups is not None:
+            self._shown = self.groups.follow(self._peers, self.version, self._views, self._depart)
+
+    def set_groups(self, groups: Groups) -> None:
+        """Publish `groups` from now on (a new version)."""
+        self.groups = groups
+        self._bump(GROUPS_KEY)
+
+    def group(self, name: str) -> Group | None:
+        """The group published under `name`, if one is."""
+        return None if self.groups is None else self.groups.published.get(name)
 
 
 _MAX_CONVERTED = 1024

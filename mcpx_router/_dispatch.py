@@ -6,7 +6,7 @@ import logging
 import math
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp
@@ -25,6 +25,7 @@ from .model._strict_outcome import strip_added_nulls
 
 __all__ = [
     "CallProgress",
+    "Failure",
     "Outcome",
     "PeerEntry",
     "check_limit",
@@ -65,10 +66,19 @@ class Outcome:
     """The tool that was called, when the name resolved."""
     result: mt.CallToolResult | None = None
     """The peer's own result, when it answered."""
+    failure: Failure | None = None
+    """What kind of failure `is_error` stands for (None: the call succeeded, or never resolved)."""
+    group: str | None = None
+    """The group the model called, when it called one; `tool` is the member that served it."""
 
 
-def error(message: str, tool: PublishedTool | None = None) -> Outcome:
-    return Outcome(f"Error: {message}", True, tool)
+Failure = Literal["not_sent", "unreachable", "timeout", "tool_error", "invalid_arguments"]
+"""Why a call failed: never reached the peer; the connection failed (maybe after it was sent);
+no answer in time; the tool or peer answered with an error; the arguments were refused."""
+
+
+def error(message: str, tool: PublishedTool | None = None, failure: Failure | None = None) -> Outcome:
+    return Outcome(f"Error: {message}", True, tool, None, failure)
 
 
 def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -178,6 +188,7 @@ def _not_sent(limiter: anyio.CapacityLimiter, tool: PublishedTool, name: str) ->
         f"{name} was not sent (peer {tool.peer!r} was busy: {running} {calls} already running); "
         "it is safe to retry",
         tool,
+        "not_sent",
     )
 
 
@@ -218,17 +229,28 @@ async def _run(
             isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and left is not None
         ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
         if timed_out:
-            return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool)
+            return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool, "timeout")
         if isinstance(exc, PeerUnavailableError):
             # The connection's own account: left, sent and lost, or not sent.
-            return error(f"{name}: {exc}", tool)
+            return error(f"{name}: {exc}", tool, "not_sent" if exc.sent is False else "unreachable")
         # A JSON-RPC error is the peer's answer (no traceback of ours to show); anything else is kept whole.
         answered = isinstance(exc, mcp.MCPError)
         logger.info("call to %s on peer %r failed: %s", tool.tool, tool.peer, exc, exc_info=not answered)
-        return error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}", tool)
+        kind = _failure_kind(exc)
+        return error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}", tool, kind)
     if is_error:
-        return Outcome(f"Error: {name} reported a failure: {text}", True, tool, result)
+        return Outcome(f"Error: {name} reported a failure: {text}", True, tool, result, "tool_error")
     return Outcome(text, False, tool, result)
+
+
+def _failure_kind(exc: Exception) -> Failure:
+    """The kind of a call's failure the peer's session raised (other than a timeout or a left peer)."""
+    if isinstance(exc, mcp.MCPError):
+        if exc.code == mt.INVALID_PARAMS:
+            return "invalid_arguments"
+        return "unreachable" if exc.code == mt.CONNECTION_CLOSED else "tool_error"
+    closed = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)
+    return "unreachable" if isinstance(exc, closed) else "tool_error"
 
 
 def patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | None:

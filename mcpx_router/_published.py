@@ -47,6 +47,8 @@ class PublishedTool:
     fingerprint: bytes = field(default=b"", repr=False)
     """A digest of the JSON of the peer's description, title and input schema (see `_listing`),
     to tell a changed definition from the same one."""
+    repeat_safe: bool = field(default=False, repr=False)
+    """The tool declares `readOnlyHint` or `idempotentHint`: running a call twice does no harm."""
     _validator: ArgumentValidator | None = field(default=None, init=False, repr=False)
 
     @property

@@ -1,0 +1,151 @@
+"""A call to a group: a member chosen, the call run on it, another tried only when that is safe.
+
+Another member is tried after a failure only when the call cannot have run twice: it never
+reached the peer (not sent, connection refused), or it may have, but the tool declares itself
+`readOnlyHint` or `idempotentHint`, or the host allows it (`failover="always"`). Whatever
+happened, the answer says which peer served the call and which failed first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._choosing import Chooser, MemberState
+from ._dispatch import Failure, Outcome, PeerEntry, error, prepare_arguments, run_on_peer
+from ._groups import Group
+from ._reputation import Reputation
+from .model._arguments import ArgumentsError, parse_arguments
+
+if TYPE_CHECKING:
+    from mcp.shared.dispatcher import ProgressFnT
+
+    from ._catalogue import Catalogue
+    from ._published import PublishedTool
+    from .model._calls import ToolCall
+
+__all__ = ["FailoverMode", "GroupCaller", "GroupFailover"]
+
+FailoverMode = Literal["safe", "always"]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupFailover:
+    """A group call failed on `peer` and goes on to `next_peer`; `failure` says how it failed,
+    `maybe_ran` whether it may have taken effect on `peer` (then the tool allowed a retry)."""
+
+    group: str
+    version: int
+    call_id: str | None
+    peer: str
+    next_peer: str
+    failure: Failure
+    maybe_ran: bool
+    reason: str
+
+
+class GroupCaller:
+    """Runs calls to groups on their members, recording each attempt in the reputation."""
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        peers: Mapping[str, PeerEntry],
+        reputation: Reputation,
+        chooser: Chooser,
+        *,
+        failover: FailoverMode,
+        max_output_chars: int | None,
+        progress: Callable[[PublishedTool, str | None], ProgressFnT | None],
+    ) -> None:
+        self._catalogue = catalogue
+        self._peers = peers
+        self._reputation = reputation
+        self._chooser = chooser
+        self.failover = failover
+        self._max_output_chars = max_output_chars
+        self._progress = progress
+        self.on_failover: Callable[[GroupFailover], object] | None = None
+
+    def may_retry(self, outcome: Outcome, tool: PublishedTool) -> bool:
+        """Whether another member may be tried after `outcome` without risking a double execution."""
+        if outcome.failure == "not_sent":
+            return True
+        if outcome.failure in ("unreachable", "timeout"):
+            return self.failover == "always" or tool.repeat_safe
+        return False
+
+    async def run(self, call: ToolCall, group: Group, call_timeout: Any, unset: Any) -> Outcome:
+        try:
+            arguments = parse_arguments(call.arguments)
+        except ArgumentsError as exc:
+            return replace(
+                error(f"{call.name} was not called. {exc}", None, "invalid_arguments"), group=group.name
+            )
+        preferred = arguments.pop(group.peer_parameter, None) if group.peer_parameter else None
+        members = [
+            MemberState(m.peer, m.tool, m.name, i, self._reputation.tool(m.key))
+            for i, m in enumerate(group.members)
+        ]
+        order = self._chooser.order(group.name, members, preferred if isinstance(preferred, str) else None)
+        failed: list[tuple[PublishedTool, Outcome]] = []
+        for index, state in enumerate(order):
+            tool = self._catalogue.lookup(state.name)
+            peer = self._peers.get(state.peer)
+            if tool is None or peer is None or tool.peer != state.peer or tool.tool != state.tool:
+                continue  # it left since the group was published
+            try:
+                prepared = prepare_arguments(tool, arguments)
+            except ArgumentsError as exc:
+                outcome = error(f"{call.name} was not called. {exc}", tool, "invalid_arguments")
+                self._reputation.refused(tool.key, call.call_id, outcome)
+                return self._told(outcome, group, failed, [])
+            limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is unset else call_timeout
+            running = run_on_peer(
+                peer,
+                tool,
+                tool.name,
+                prepared,
+                limit,
+                max_output_chars=self._max_output_chars,
+                progress=self._progress(tool, call.call_id),
+            )
+            outcome = await self._reputation.timed(tool.key, call.call_id, running)
+            rest = [m for m in order[index + 1 :] if self._catalogue.lookup(m.name) is not None]
+            if not outcome.is_error or not rest or not self.may_retry(outcome, tool):
+                unsafe = outcome.failure in ("unreachable", "timeout")
+                return self._told(outcome, group, failed, rest if unsafe else [])
+            failed.append((tool, outcome))
+            if self.on_failover is not None:
+                maybe = outcome.failure != "not_sent"
+                event = GroupFailover(
+                    group.name, self._catalogue.version, call.call_id, tool.peer, rest[0].peer,
+                    outcome.failure or "tool_error", maybe, outcome.text,
+                )  # fmt: skip
+                self.on_failover(event)
+        if failed:
+            return self._told(failed[-1][1], group, failed[:-1], [])
+        message = f"no peer of {call.name} is available now; call it again later or call another function"
+        return replace(error(message, None, "not_sent"), group=group.name)
+
+    def _told(
+        self,
+        outcome: Outcome,
+        group: Group,
+        failed: list[tuple[PublishedTool, Outcome]],
+        untried: list[MemberState],
+    ) -> Outcome:
+        """`outcome` with a line saying which peer served the call, which failed before, and why
+        the others were not tried after a failure."""
+        served = outcome.tool.peer if outcome.tool is not None else "?"
+        notes = [f"{'tried on' if outcome.is_error else 'served by'} {served}"]
+        for tool, earlier in failed:
+            notes.append(f"{tool.peer} failed first: {earlier.text.removeprefix('Error: ')}")
+        if untried:
+            others = ", ".join(dict.fromkeys(m.peer for m in untried))
+            notes.append(
+                f"not tried on {others}: the call may have taken effect on {served}, and {group.name} "
+                "is not marked read-only or idempotent"
+            )
+        return replace(outcome, text=f"{outcome.text}\n\n({'; '.join(notes)})", group=group.name)
