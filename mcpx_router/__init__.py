@@ -3,6 +3,7 @@
 from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from ._backoff import Reconnect
 from ._catalogue import PublishedTool
+from ._choosing import MemberState
 from ._dispatch import Outcome
 from ._errors import (
     AdapterClosedError,
@@ -21,7 +22,10 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
+from ._group_face import GroupOptions
+from ._groups import GroupInfo
 from ._naming import NameTable, ToolKey, is_legal_name
+from ._reputation import LastFailure, PeerStats, StatsReport, ToolStats
 from ._sampling import OpenAISampler
 from ._session import ToolSession
 from .model._results import render_result
@@ -43,9 +47,12 @@ from .peers import (
 from .peers._callbacks import PeerCallbacks
 from .peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from .peers._events import (
+    CallFinished,
     CallProgress,
     ContentChanged,
     EventStream,
+    GroupChanged,
+    GroupFailover,
     HealthChanged,
     PeerJoined,
     PeerLeft,
@@ -59,6 +66,7 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "AdapterClosedError",
     "BearerAuth",
+    "CallFinished",
     "CallProgress",
     "ConfigError",
     "ContentChanged",
@@ -66,10 +74,16 @@ __all__ = [
     "DuplicatePeerError",
     "EventStream",
     "FileTokenStore",
+    "GroupChanged",
+    "GroupFailover",
+    "GroupInfo",
+    "GroupOptions",
     "HealthChanged",
     "HttpPeer",
     "InProcessPeer",
     "InvalidPeerIdError",
+    "LastFailure",
+    "MemberState",
     "MemoryTokenStore",
     "NameTable",
     "OpenAIPeerToolAdapter",
@@ -81,6 +95,7 @@ __all__ = [
     "PeerJoined",
     "PeerLeft",
     "PeerSpec",
+    "PeerStats",
     "PeerStatus",
     "PeerUnavailableError",
     "PublishedTool",
@@ -93,12 +108,14 @@ __all__ = [
     "RouterResourceTemplate",
     "SessionPeer",
     "SsePeer",
+    "StatsReport",
     "StdioPeer",
     "ToolCallFormatError",
     "ToolConversionError",
     "ToolError",
     "ToolKey",
     "ToolSession",
+    "ToolStats",
     "ToolsChanged",
     "TopicMembership",
     "UnknownContentError",
