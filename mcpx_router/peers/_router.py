@@ -121,8 +121,9 @@ class Router(AdapterFace, ContentFace, JoinMany):
         self._content = ContentStore()
         self._hub = EventHub(on_event)
         self._owns_adapter = adapter is None
-        made = OpenAIPeerToolAdapter(call_timeout=call_timeout, **options) if adapter is None else None
-        self._adapter = adapter if made is None else made
+        if adapter is None:
+            adapter = OpenAIPeerToolAdapter(call_timeout=call_timeout, **options)
+        self._adapter = adapter
         self._members: dict[str, Member] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._closed = False
