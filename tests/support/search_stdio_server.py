@@ -2,9 +2,10 @@
 
 Tools: ``search(query)`` (declared read-only with ``--read-only``) and ``book(item)`` (no hints),
 each answering with the peer's ``--name``; ``reshape()`` adds a ``limit`` parameter to
-``search`` and announces the change. A call whose argument is ``"die"`` ends the process before
-it answers, as a peer that crashes mid-call. Every `tools/call` is logged to ``TINY_SERVER_LOG``
-as it is read (tiny_stdio_server's log): the server's own record of what it was asked to run.
+``search`` and announces the change. A call with an argument ``"die"`` (or ``"die@NAME"``, on
+the peer of that name only) ends the process before it answers, as a peer that crashes
+mid-call. Every `tools/call` is logged to ``TINY_SERVER_LOG`` as it is read
+(tiny_stdio_server's log): the server's own record of what it was asked to run.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ tiny.TOOLS.update(
 def _call(request_id: Any, params: dict[str, Any]) -> None:
     name = params.get("name")
     args = params.get("arguments") or {}
-    if "die" in args.values():
+    if "die" in args.values() or f"die@{options.name}" in args.values():
         os._exit(3)
     if name == "reshape":
         tiny.TOOLS["search"]["inputSchema"]["properties"]["limit"] = {"type": "integer"}
