@@ -10,13 +10,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import mcp
 import mcp_types as mt
 import pytest
+from openai import AsyncOpenAI
 
 from mcpx_router import GroupChanged, OpenAIPeerToolAdapter, ToolKey, UsageError
+from mcpx_router.loop import run_chat
 
 from ..support._model_peers import RecordingPeer, connected, text_result
+from ..support._openai_replay import CHAT, chat_completion, replay_openai, tool_call
 from ..support.default_catalogue import PINNED, catalogue
 
 pytestmark = pytest.mark.anyio
@@ -186,3 +190,37 @@ async def test_a_member_whose_peer_closed_is_not_called_twice() -> None:
         outcome = await adapter.call("search", {"query": "q", "peer": "web"})
         assert outcome.is_error and outcome.failure in ("unreachable", "tool_error")
         assert docs.calls == []
+
+
+async def test_run_chat_offers_the_group_and_answers_its_calls_through_the_sdk() -> None:
+    web, docs = search_peer("web"), search_peer("docs")
+    assistant = {
+        "content": None,
+        "tool_calls": [
+            tool_call("call_1", "search", '{"query": "mcp", "peer": "docs"}'),
+            tool_call("call_2", "search", '{"query": "anyio"}'),
+        ],
+    }
+    script = [chat_completion(assistant), chat_completion({"content": "Found both."})]
+    with replay_openai(script) as replay:
+        async with (
+            connected(web=web, docs=docs) as clients,
+            OpenAIPeerToolAdapter(auto_groups=True, hide_members=True) as adapter,
+            AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client,
+        ):
+            for peer, session in clients.items():
+                await adapter.add_peer(peer, session)
+            with anyio.fail_after(20):
+                result = await run_chat(
+                    client, adapter, model="m", messages=[{"role": "user", "content": "go"}]
+                )
+    assert (result.text, result.tool_calls) == ("Found both.", 2)
+    first, second = replay.bodies(CHAT)
+    assert [tool["function"]["name"] for tool in first["tools"]] == ["search"]
+    offered = first["tools"][0]["function"]
+    assert offered["parameters"]["properties"]["peer"]["enum"] == ["web", "docs"]
+    answers = {m["tool_call_id"]: m["content"] for m in second["messages"] if m["role"] == "tool"}
+    assert answers["call_1"] == 'docs: {"query": "mcp"}\n\n(served by docs)'
+    assert answers["call_2"].startswith('web: {"query": "anyio"}') or answers["call_2"].startswith("docs:")
+    assert sorted(call[1]["query"] for call in web.calls + docs.calls) == ["anyio", "mcp"]
+    assert all(call[1].keys() == {"query"} for call in web.calls + docs.calls)
