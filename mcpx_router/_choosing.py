@@ -37,6 +37,7 @@ class MemberState:
     position: int
     """Its place in the group (the host's order, or the order the peers joined in)."""
     stats: ToolStats
+    """Its statistics; `p50` and `p95` are None unless the policy is a callable of the host's."""
 
     @property
     def healthy(self) -> bool:

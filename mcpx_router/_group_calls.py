@@ -45,6 +45,10 @@ class GroupFailover:
     reason: str
 
 
+def _first_two(ranked: tuple[tuple[bool, float, int, int], int, PublishedTool]) -> tuple[Any, int]:
+    return ranked[0], ranked[1]
+
+
 class GroupCaller:
     """Runs calls to groups on their members, recording each attempt in the reputation."""
 
@@ -84,16 +88,12 @@ class GroupCaller:
                 error(f"{call.name} was not called. {exc}", None, "invalid_arguments"), group=group.name
             )
         preferred = arguments.pop(group.peer_parameter, None) if group.peer_parameter else None
-        members = [
-            MemberState(m.peer, m.tool, m.name, i, self._reputation.tool(m.key))
-            for i, m in enumerate(group.members)
-        ]
-        order = self._chooser.order(group.name, members, preferred if isinstance(preferred, str) else None)
+        order = self._order(group, preferred if isinstance(preferred, str) else None)
         failed: list[tuple[PublishedTool, Outcome]] = []
-        for index, state in enumerate(order):
-            tool = self._catalogue.lookup(state.name)
-            peer = self._peers.get(state.peer)
-            if tool is None or peer is None or tool.peer != state.peer or tool.tool != state.tool:
+        for index, member in enumerate(order):
+            tool = self._catalogue.lookup(member.name)
+            peer = self._peers.get(member.peer)
+            if tool is None or peer is None or tool.peer != member.peer or tool.tool != member.tool:
                 continue  # it left since the group was published
             try:
                 prepared = prepare_arguments(tool, arguments)
@@ -112,29 +112,55 @@ class GroupCaller:
                 progress=self._progress(tool, call.call_id),
             )
             outcome = await self._reputation.timed(tool.key, call.call_id, running)
+            if not outcome.is_error:
+                return self._told(outcome, group, failed, [])
             rest = [m for m in order[index + 1 :] if self._catalogue.lookup(m.name) is not None]
-            if not outcome.is_error or not rest or not self.may_retry(outcome, tool):
+            if not rest or not self.may_retry(outcome, tool):
                 unsafe = outcome.failure in ("unreachable", "timeout")
                 return self._told(outcome, group, failed, rest if unsafe else [])
             failed.append((tool, outcome))
             if self.on_failover is not None:
                 maybe = outcome.failure != "not_sent"
                 event = GroupFailover(
-                    group.name, self._catalogue.version, call.call_id, tool.peer, rest[0].peer,
-                    outcome.failure or "tool_error", maybe, outcome.text,
-                )  # fmt: skip
+                    group.name,
+                    self._catalogue.version,
+                    call.call_id,
+                    tool.peer,
+                    rest[0].peer,
+                    outcome.failure or "tool_error",
+                    maybe,
+                    outcome.text,
+                )
                 self.on_failover(event)
         if failed:
             return self._told(failed[-1][1], group, failed[:-1], [])
         message = f"no peer of {call.name} is available now; call it again later or call another function"
         return replace(error(message, None, "not_sent"), group=group.name)
 
+    def _order(self, group: Group, preferred: str | None) -> list[PublishedTool]:
+        """The group's members in the order to try them."""
+        members = group.members
+        if self._chooser.policy == "reputation":  # the default, ranked without building MemberStates
+            standing = self._reputation.standing
+            ranked = sorted([(standing(m.key), i, m) for i, m in enumerate(members)], key=_first_two)
+            order = [m for _, _, m in ranked]
+            if preferred is not None:
+                first = [m for rank, _, m in ranked if m.peer == preferred and not rank[0]]
+                order = first + [m for m in order if m not in first]
+            return order
+        latency = callable(self._chooser.policy)  # the built-in policies do not look at latency
+        states = [
+            MemberState(m.peer, m.tool, m.name, i, self._reputation.tool(m.key, latency=latency))
+            for i, m in enumerate(members)
+        ]
+        return [members[state.position] for state in self._chooser.order(group.name, states, preferred)]
+
     def _told(
         self,
         outcome: Outcome,
         group: Group,
         failed: list[tuple[PublishedTool, Outcome]],
-        untried: list[MemberState],
+        untried: list[PublishedTool],
     ) -> Outcome:
         """`outcome` with a line saying which peer served the call, which failed before, and why
         the others were not tried after a failure."""
@@ -148,4 +174,5 @@ class GroupCaller:
                 f"not tried on {others}: the call may have taken effect on {served}, and {group.name} "
                 "is not marked read-only or idempotent"
             )
-        return replace(outcome, text=f"{outcome.text}\n\n({'; '.join(notes)})", group=group.name)
+        text = f"{outcome.text}\n\n({'; '.join(notes)})"
+        return Outcome(text, outcome.is_error, outcome.tool, outcome.result, outcome.failure, group.name)

@@ -142,8 +142,8 @@ class _Record:
             self.consecutive += 1
         self.last_failure = LastFailure(ERROR_KINDS[kind], text, time.time())
 
-    def stats(self, peer: str, tool: str | None) -> PeerStats:
-        values = list(self.latencies)
+    def stats(self, peer: str, tool: str | None, *, latency: bool = True) -> PeerStats:
+        values = list(self.latencies) if latency else ()
         fields = (
             peer,
             self.calls,
@@ -157,6 +157,10 @@ class _Record:
             self.consecutive,
         )
         return PeerStats(*fields) if tool is None else ToolStats(*fields, tool=tool)
+
+
+_NEVER = _Record(1)
+"""The record of a tool never called."""
 
 
 class Reputation:
@@ -238,10 +242,23 @@ class Reputation:
                 record.bad += weight
         return key
 
-    def tool(self, key: ToolKey) -> ToolStats:
-        """One tool's statistics (zeros if it was never called)."""
+    def standing(self, key: ToolKey) -> tuple[bool, float, int, int]:
+        """How the default policy ranks a tool: (unhealthy, -score, calls running, calls so far),
+        the smaller the better; the same figures as `tool(key)` gives, without building it."""
         record = self._tools.get(key)
-        stats = (record or _Record(1)).stats(key.peer, key.tool)
+        if record is None:
+            return (False, -1.0, 0, 0)
+        refused = record.errors[3]
+        counted = record.calls - refused
+        failed = record.errors[0] + record.errors[1] + record.errors[2]
+        score = (counted - failed + record.good + 1) / (counted + record.good + record.bad + 1)
+        return (record.consecutive >= UNHEALTHY_AFTER, -score, record.outstanding, record.calls)
+
+    def tool(self, key: ToolKey, *, latency: bool = True) -> ToolStats:
+        """One tool's statistics (zeros if it was never called); without `latency`, no percentiles
+        (p50 and p95 None), which saves sorting the window."""
+        record = self._tools.get(key)
+        stats = (record or _NEVER).stats(key.peer, key.tool, latency=latency)
         assert isinstance(stats, ToolStats)
         return stats
 
