@@ -87,8 +87,9 @@ class GroupCaller:
             return replace(
                 error(f"{call.name} was not called. {exc}", None, "invalid_arguments"), group=group.name
             )
-        preferred = arguments.pop(group.peer_parameter, None) if group.peer_parameter else None
-        order = self._order(group, preferred if isinstance(preferred, str) else None)
+        asked = arguments.pop(group.peer_parameter, None) if group.peer_parameter else None
+        preferred = asked if isinstance(asked, str) else None
+        order = self._order(group, preferred)
         failed: list[tuple[PublishedTool, Outcome]] = []
         for index, member in enumerate(order):
             tool = self._catalogue.lookup(member.name)
@@ -100,7 +101,7 @@ class GroupCaller:
             except ArgumentsError as exc:
                 outcome = error(f"{call.name} was not called. {exc}", tool, "invalid_arguments")
                 self._reputation.refused(tool.key, call.call_id, outcome)
-                return self._told(outcome, group, failed, [])
+                return self._told(outcome, group, failed, [], preferred)
             limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is unset else call_timeout
             running = run_on_peer(
                 peer,
@@ -113,11 +114,11 @@ class GroupCaller:
             )
             outcome = await self._reputation.timed(tool.key, call.call_id, running)
             if not outcome.is_error:
-                return self._told(outcome, group, failed, [])
+                return self._told(outcome, group, failed, [], preferred)
             rest = [m for m in order[index + 1 :] if self._catalogue.lookup(m.name) is not None]
             if not rest or not self.may_retry(outcome, tool):
                 unsafe = outcome.failure in ("unreachable", "timeout")
-                return self._told(outcome, group, failed, rest if unsafe else [])
+                return self._told(outcome, group, failed, rest if unsafe else [], preferred)
             failed.append((tool, outcome))
             if self.on_failover is not None:
                 maybe = outcome.failure != "not_sent"
@@ -133,7 +134,7 @@ class GroupCaller:
                 )
                 self.on_failover(event)
         if failed:
-            return self._told(failed[-1][1], group, failed[:-1], [])
+            return self._told(failed[-1][1], group, failed[:-1], [], preferred)
         message = f"no peer of {call.name} is available now; call it again later or call another function"
         return replace(error(message, None, "not_sent"), group=group.name)
 
@@ -161,11 +162,14 @@ class GroupCaller:
         group: Group,
         failed: list[tuple[PublishedTool, Outcome]],
         untried: list[PublishedTool],
+        preferred: str | None,
     ) -> Outcome:
         """`outcome` with a line saying which peer served the call, which failed before, and why
         the others were not tried after a failure."""
         served = outcome.tool.peer if outcome.tool is not None else "?"
         notes = [f"{'tried on' if outcome.is_error else 'served by'} {served}"]
+        if preferred is not None and preferred != served and all(t.peer != preferred for t, _ in failed):
+            notes.append(f"{preferred}, which was asked for, is not available now")
         for tool, earlier in failed:
             notes.append(f"{tool.peer} failed first: {earlier.text.removeprefix('Error: ')}")
         if untried:

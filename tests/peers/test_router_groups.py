@@ -7,6 +7,7 @@ before running it: that log, not our own account, proves how often a call ran.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -195,3 +196,21 @@ async def test_a_call_not_sent_goes_to_the_next_member_whatever_the_tool() -> No
         assert "web failed first: web__book: peer 'web' is not connected" in outcome.text
         assert web.calls == [] and docs.calls == [("book", {"item": "x"})]
         assert adapter.stats().peers["web"].errors["unreachable"] == 1
+
+
+def test_the_worked_example_runs_as_docs_many_peers_shows() -> None:
+    example = HERE.parent.parent / "docs" / "examples" / "three_search_peers.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0] == "offered: search: Search for documents matching a query. (offered by web, news, docs)"
+    assert "  -> news found 3 results for 'peer reputation'" in lines
+    assert "     (served by docs; web, which was asked for, is not available now)" in lines
+    assert lines[-3:] == [
+        "  web: 2 calls, failures {'unreachable': 1}, connected False",
+        "  news: 2 calls, failures none, connected True",
+        "  docs: 1 calls, failures none, connected True",
+    ]
+    docs = (HERE.parent.parent / "docs" / "many-peers.md").read_text(encoding="utf-8")
+    assert "\n".join(lines) in docs  # the page shows the output as it is
