@@ -187,16 +187,34 @@ class Reputation:
 
     async def timed(self, key: ToolKey, call_id: str | None, running: Awaitable[Outcome]) -> Outcome:
         """Await `running` (a call on `key`'s peer) and record what became of it."""
+        started = self.begin(key)
+        try:
+            outcome = await running
+        except BaseException:
+            self.abandon(started)
+            raise
+        return self.end(started, key, call_id, outcome)
+
+    def begin(self, key: ToolKey) -> tuple[_Record, _Record, float]:
+        """A call on `key` starts: it counts as running until `end` (or `abandon`)."""
         tool, peer = self._records(key)
         tool.outstanding += 1
         peer.outstanding += 1
-        start = time.perf_counter()
-        try:
-            outcome = await running
-        finally:
-            tool.outstanding -= 1
-            peer.outstanding -= 1
+        return tool, peer, time.perf_counter()
+
+    def abandon(self, started: tuple[_Record, _Record, float]) -> None:
+        """The call was cancelled: it no longer runs, and is not counted."""
+        started[0].outstanding -= 1
+        started[1].outstanding -= 1
+
+    def end(
+        self, started: tuple[_Record, _Record, float], key: ToolKey, call_id: str | None, outcome: Outcome
+    ) -> Outcome:
+        """The call `begin` started ended with `outcome`: record it, and return `outcome`."""
+        tool, peer, start = started
         seconds = time.perf_counter() - start
+        tool.outstanding -= 1
+        peer.outstanding -= 1
         tool.add(seconds, outcome.failure, outcome.text)
         peer.add(seconds, outcome.failure, outcome.text)
         if call_id is not None:

@@ -213,4 +213,11 @@ def test_the_worked_example_runs_as_docs_many_peers_shows() -> None:
         "  docs: 1 calls, failures none, connected True",
     ]
     docs = (HERE.parent.parent / "docs" / "many-peers.md").read_text(encoding="utf-8")
-    assert "\n".join(lines) in docs  # the page shows the output as it is
+    shown = docs.split("printed:\n\n```\n", 1)[1].split("```", 1)[0].splitlines()
+    # The page shows the output as it is (the events may interleave differently on a busy machine).
+    assert [line for line in shown if "[event]" not in line] == [
+        line for line in lines if "[event]" not in line
+    ]
+    assert sorted(line for line in shown if "[event]" in line) == sorted(
+        line for line in lines if "[event]" in line
+    )
