@@ -81,14 +81,20 @@ class GroupCaller:
         return False
 
     async def run(self, call: ToolCall, group: Group, call_timeout: Any, unset: Any) -> Outcome:
-        try:
-            arguments = parse_arguments(call.arguments)
-        except ArgumentsError as exc:
-            return replace(
-                error(f"{call.name} was not called. {exc}", None, "invalid_arguments"), group=group.name
-            )
-        asked = arguments.pop(group.peer_parameter, None) if group.peer_parameter else None
-        preferred = asked if isinstance(asked, str) else None
+        raw = call.arguments
+        parameter = group.peer_parameter
+        preferred: str | None = None
+        arguments: str | dict[str, Any] | Mapping[str, Any] | None = raw
+        # JSON text without a backslash that does not hold `"peer"` names no peer: passed on as it is.
+        if not isinstance(raw, str) or "\\" in raw or f'"{parameter}"' in raw:
+            try:
+                parsed = parse_arguments(raw)
+            except ArgumentsError as exc:
+                message = f"{call.name} was not called. {exc}"
+                return replace(error(message, None, "invalid_arguments"), group=group.name)
+            asked = parsed.pop(parameter, None) if parameter else None
+            preferred = asked if isinstance(asked, str) else None
+            arguments = parsed
         order = self._order(group, preferred)
         failed: list[tuple[PublishedTool, Outcome]] = []
         for index, member in enumerate(order):

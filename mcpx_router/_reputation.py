@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -172,7 +172,8 @@ class Reputation:
         self.window = window
         self._tools: dict[ToolKey, _Record] = {}
         self._peers: dict[str, _Record] = {}
-        self._calls: OrderedDict[str, ToolKey] = OrderedDict()
+        self._calls: dict[str, ToolKey] = {}
+        """The (peer, tool) of each recent call id, oldest first."""
         self.on_call: Callable[[ToolKey, str | None, float, Outcome], object] | None = None
         """Called with each finished call (the adapter's events)."""
 
@@ -232,10 +233,11 @@ class Reputation:
             self._remember(call_id, key)
 
     def _remember(self, call_id: str, key: ToolKey) -> None:
-        self._calls[call_id] = key
-        self._calls.move_to_end(call_id)
-        if len(self._calls) > _REMEMBERED_CALLS:
-            self._calls.popitem(last=False)
+        calls = self._calls
+        calls.pop(call_id, None)
+        calls[call_id] = key
+        if len(calls) > _REMEMBERED_CALLS:
+            del calls[next(iter(calls))]
 
     def served(self, call_id: str) -> ToolKey | None:
         """The (peer, tool) that answered the call `call_id`, while it is remembered."""

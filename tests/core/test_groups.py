@@ -224,3 +224,22 @@ async def test_run_chat_offers_the_group_and_answers_its_calls_through_the_sdk()
     assert answers["call_2"].startswith('web: {"query": "anyio"}') or answers["call_2"].startswith("docs:")
     assert sorted(call[1]["query"] for call in web.calls + docs.calls) == ["anyio", "mcp"]
     assert all(call[1].keys() == {"query"} for call in web.calls + docs.calls)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"query": "q", "peer": "docs"}',
+        '{"query": "q", "\\u0070eer": "docs"}',
+        '"{\\"query\\": \\"q\\", \\"peer\\": \\"docs\\"}"',
+    ],
+    ids=["plain", "escaped-key", "encoded-twice"],
+)
+async def test_the_peer_parameter_never_reaches_the_peer(arguments: str) -> None:
+    web, docs = search_peer("web"), search_peer("docs")
+    async with connected(web=web, docs=docs) as clients, OpenAIPeerToolAdapter(auto_groups=True) as adapter:
+        for peer, client in clients.items():
+            await adapter.add_peer(peer, client)
+        outcome = await adapter.call("search", arguments)
+        assert outcome.text == 'docs: {"query": "q"}\n\n(served by docs)'
+        assert docs.calls == [("search", {"query": "q"})] and web.calls == []
