@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -172,7 +172,7 @@ class Reputation:
         self.window = window
         self._tools: dict[ToolKey, _Record] = {}
         self._peers: dict[str, _Record] = {}
-        self._calls: dict[str, ToolKey] = {}
+        self._calls: OrderedDict[str, ToolKey] = OrderedDict()
         """The (peer, tool) of each recent call id, oldest first."""
         self.on_call: Callable[[ToolKey, str | None, float, Outcome], object] | None = None
         """Called with each finished call (the adapter's events)."""
@@ -234,10 +234,10 @@ class Reputation:
 
     def _remember(self, call_id: str, key: ToolKey) -> None:
         calls = self._calls
-        calls.pop(call_id, None)
         calls[call_id] = key
+        calls.move_to_end(call_id)
         if len(calls) > _REMEMBERED_CALLS:
-            del calls[next(iter(calls))]
+            calls.popitem(last=False)
 
     def served(self, call_id: str) -> ToolKey | None:
         """The (peer, tool) that answered the call `call_id`, while it is remembered."""
