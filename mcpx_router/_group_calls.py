@@ -118,13 +118,14 @@ class GroupCaller:
                 max_output_chars=self._max_output_chars,
                 progress=self._progress(tool, call.call_id),
             )
-            started = self._reputation.begin(tool.key)
+            key = tool.key
+            started = self._reputation.begin(key)
             try:
                 outcome = await running
             except BaseException:
                 self._reputation.abandon(started)
                 raise
-            outcome = self._reputation.end(started, tool.key, call.call_id, outcome)
+            outcome = self._reputation.end(started, key, call.call_id, outcome)
             if not outcome.is_error:
                 return self._told(outcome, group, failed, [], preferred)
             rest = [m for m in order[index + 1 :] if self._catalogue.lookup(m.name) is not None]
