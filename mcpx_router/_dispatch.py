@@ -66,8 +66,13 @@ class Outcome:
     """The tool that was called, when the name resolved."""
     result: mt.CallToolResult | None = None
     """The peer's own result, when it answered."""
+    error_type: str | None = None
+    """What kind of failure, when `is_error`: "unknown_tool", "invalid_call", "invalid_arguments",
+    "peer_busy", "timeout", "peer_unavailable", "tool_error", or the qualified name of the
+    exception a peer's call raised."""
     failure: Failure | None = None
-    """What kind of failure `is_error` stands for (None: the call succeeded, or never resolved)."""
+    """How the call failed, as statistics count it and as failover decides (None: it succeeded,
+    or no peer was called)."""
     group: str | None = None
     """The group the model called, when it called one; `tool` is the member that served it."""
 
@@ -77,8 +82,10 @@ Failure = Literal["not_sent", "unreachable", "timeout", "tool_error", "invalid_a
 no answer in time; the tool or peer answered with an error; the arguments were refused."""
 
 
-def error(message: str, tool: PublishedTool | None = None, failure: Failure | None = None) -> Outcome:
-    return Outcome(f"Error: {message}", True, tool, None, failure)
+def error(
+    message: str, tool: PublishedTool | None = None, kind: str = "error", failure: Failure | None = None
+) -> Outcome:
+    return Outcome(f"Error: {message}", True, tool, error_type=kind, failure=failure)
 
 
 def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -188,6 +195,7 @@ def _not_sent(limiter: anyio.CapacityLimiter, tool: PublishedTool, name: str) ->
         f"{name} was not sent (peer {tool.peer!r} was busy: {running} {calls} already running); "
         "it is safe to retry",
         tool,
+        "peer_busy",
         "not_sent",
     )
 
@@ -229,17 +237,21 @@ async def _run(
             isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and left is not None
         ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
         if timed_out:
-            return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool, "timeout")
+            message = f"{name} did not answer within {limit:g} s; the call was abandoned"
+            return error(message, tool, "timeout", "timeout")
         if isinstance(exc, PeerUnavailableError):
             # The connection's own account: left, sent and lost, or not sent.
-            return error(f"{name}: {exc}", tool, "not_sent" if exc.sent is False else "unreachable")
+            sent: Failure = "not_sent" if exc.sent is False else "unreachable"
+            return error(f"{name}: {exc}", tool, "peer_unavailable", sent)
         # A JSON-RPC error is the peer's answer (no traceback of ours to show); anything else is kept whole.
         answered = isinstance(exc, mcp.MCPError)
         logger.info("call to %s on peer %r failed: %s", tool.tool, tool.peer, exc, exc_info=not answered)
-        kind = _failure_kind(exc)
-        return error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}", tool, kind)
+        failure = f"{type(exc).__module__}.{type(exc).__qualname__}"
+        message = f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}"
+        return error(message, tool, failure, _failure_kind(exc))
     if is_error:
-        return Outcome(f"Error: {name} reported a failure: {text}", True, tool, result, "tool_error")
+        text = f"Error: {name} reported a failure: {text}"
+        return Outcome(text, True, tool, result, error_type="tool_error", failure="tool_error")
     return Outcome(text, False, tool, result)
 
 

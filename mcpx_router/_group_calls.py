@@ -91,7 +91,8 @@ class GroupCaller:
                 parsed = parse_arguments(raw)
             except ArgumentsError as exc:
                 message = f"{call.name} was not called. {exc}"
-                return replace(error(message, None, "invalid_arguments"), group=group.name)
+                refused = error(message, None, "invalid_arguments", "invalid_arguments")
+                return replace(refused, group=group.name)
             asked = parsed.pop(parameter, None) if parameter else None
             preferred = asked if isinstance(asked, str) else None
             arguments = parsed
@@ -105,7 +106,8 @@ class GroupCaller:
             try:
                 prepared = prepare_arguments(tool, arguments)
             except ArgumentsError as exc:
-                outcome = error(f"{call.name} was not called. {exc}", tool, "invalid_arguments")
+                message = f"{call.name} was not called. {exc}"
+                outcome = error(message, tool, "invalid_arguments", "invalid_arguments")
                 self._reputation.refused(tool.key, call.call_id, outcome)
                 return self._told(outcome, group, failed, [], preferred)
             limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is unset else call_timeout
@@ -149,7 +151,7 @@ class GroupCaller:
         if failed:
             return self._told(failed[-1][1], group, failed[:-1], [], preferred)
         message = f"no peer of {call.name} is available now; call it again later or call another function"
-        return replace(error(message, None, "not_sent"), group=group.name)
+        return replace(error(message, None, "peer_unavailable", "not_sent"), group=group.name)
 
     def _order(self, group: Group, preferred: str | None) -> list[PublishedTool]:
         """The group's members in the order to try them."""
@@ -192,4 +194,12 @@ class GroupCaller:
                 "is not marked read-only or idempotent"
             )
         text = f"{outcome.text}\n\n({'; '.join(notes)})"
-        return Outcome(text, outcome.is_error, outcome.tool, outcome.result, outcome.failure, group.name)
+        return Outcome(
+            text,
+            outcome.is_error,
+            outcome.tool,
+            outcome.result,
+            outcome.error_type,
+            outcome.failure,
+            group.name,
+        )
