@@ -16,6 +16,7 @@ import anyio
 import pytest
 
 from mcpx_router import (
+    ConfigError,
     GroupChanged,
     GroupFailover,
     HealthChanged,
@@ -26,6 +27,7 @@ from mcpx_router import (
     Router,
     RouterEvent,
     StdioPeer,
+    ToolKey,
 )
 from mcpx_router.peers._link import PeerLink
 
@@ -221,3 +223,27 @@ def test_the_worked_example_runs_as_docs_many_peers_shows() -> None:
     assert sorted(line for line in shown if "[event]" in line) == sorted(
         line for line in lines if "[event]" in line
     )
+
+
+async def test_a_config_file_names_groups_next_to_its_servers(tmp_path: Path) -> None:
+    servers = {
+        name: {"command": sys.executable, "args": [str(SEARCH), "--name", name, "--read-only"]}
+        for name in ("a", "b")
+    }
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers, "aliases": {"find": ["a/search", "b/search"]}}))
+    async with Router(reconnect=SLOW, health_interval=None) as router:
+        await router.join_config(config)
+        [group] = router.groups()
+        assert (group.name, group.published, group.members) == (
+            "find",
+            True,
+            (ToolKey("a", "search"), ToolKey("b", "search")),
+        )
+        outcome = await router.call("find", {"query": "q", "peer": "b"})
+        assert outcome.text == "b: results for q\n\n(served by b)"
+    config.write_text(json.dumps({"mcpServers": servers, "aliases": {"a__b": ["a/search"]}}))
+    async with Router() as router:
+        with pytest.raises(ConfigError, match=r'"aliases": the group name .a__b. contains'):
+            await router.join_config(config)
+        assert router.peers == ()
