@@ -45,10 +45,6 @@ class GroupFailover:
     reason: str
 
 
-def _first_two(ranked: tuple[tuple[bool, float, int, int], int, PublishedTool]) -> tuple[Any, int]:
-    return ranked[0], ranked[1]
-
-
 class GroupCaller:
     """Runs calls to groups on their members, recording each attempt in the reputation."""
 
@@ -130,6 +126,10 @@ class GroupCaller:
             outcome = self._reputation.end(started, key, call.call_id, outcome)
             if not outcome.is_error:
                 return self._told(outcome, group, failed, [], preferred)
+            if self._chooser.policy == "reputation":  # the others, best first (stable: group order)
+                order[index + 1 :] = sorted(
+                    order[index + 1 :], key=lambda m: self._reputation.standing(m.key)
+                )
             rest = [m for m in order[index + 1 :] if self._catalogue.lookup(m.name) is not None]
             if not rest or not self.may_retry(outcome, tool):
                 unsafe = outcome.failure in ("unreachable", "timeout")
@@ -156,14 +156,19 @@ class GroupCaller:
     def _order(self, group: Group, preferred: str | None) -> list[PublishedTool]:
         """The group's members in the order to try them."""
         members = group.members
-        if self._chooser.policy == "reputation":  # the default, ranked without building MemberStates
+        if self._chooser.policy == "reputation":
+            # The default: the best member first, found without building MemberStates; the others
+            # are ranked only if it fails (`_rank_rest`).
             standing = self._reputation.standing
-            ranked = sorted([(standing(m.key), i, m) for i, m in enumerate(members)], key=_first_two)
-            order = [m for _, _, m in ranked]
-            if preferred is not None:
-                first = [m for rank, _, m in ranked if m.peer == preferred and not rank[0]]
-                order = first + [m for m in order if m not in first]
-            return order
+            best, best_rank = members[0], None
+            for member in members:
+                rank = standing(member.key)
+                if preferred is not None and member.peer == preferred and not rank[0]:
+                    best = member
+                    break
+                if best_rank is None or rank < best_rank:
+                    best, best_rank = member, rank
+            return [best, *(m for m in members if m is not best)]
         latency = callable(self._chooser.policy)  # the built-in policies do not look at latency
         states = [
             MemberState(m.peer, m.tool, m.name, i, self._reputation.tool(m.key, latency=latency))

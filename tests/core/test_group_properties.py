@@ -13,8 +13,11 @@ from hypothesis import strategies as st
 
 from mcpx_router import MemberState, NameTable, ToolKey, UsageError
 from mcpx_router._choosing import Chooser
+from mcpx_router._group_calls import GroupCaller
 from mcpx_router._group_spec import auto_group_name, check_group_name, member_keys
+from mcpx_router._groups import Group
 from mcpx_router._naming import candidate_names
+from mcpx_router._published import PublishedTool
 from mcpx_router._reputation import ERROR_KINDS, Reputation, percentile
 
 TEXT = st.text(min_size=0, max_size=70)
@@ -166,3 +169,28 @@ def test_percentile_is_a_value_with_enough_below(values: list[float], fraction: 
     assert result in values
     assert sum(v <= result for v in values) >= fraction * len(values) - 1e-9
     assert sum(v < result for v in values) < max(1, math.ceil(fraction * len(values)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(MEMBERS, st.integers(-1, 5))
+def test_the_default_path_of_a_group_call_ranks_as_the_reputation_policy(
+    shapes: list[Any], preferred: int
+) -> None:
+    """A group call ranks its members without building MemberStates: the member it tries first,
+    and the order of the others after a failure, are the policy's."""
+    reputation = Reputation()
+    tools = [PublishedTool(f"p{i}__search", f"p{i}", "search", "", {}, {}) for i in range(len(shapes))]
+    for tool, (calls, failures, streak, bad, busy) in zip(tools, shapes, strict=True):
+        for record in reputation._records(tool.key):
+            for n in range(calls):
+                record.add(0.01, "tool_error" if n < failures else None, "failed")
+            record.consecutive, record.bad, record.outstanding = streak, bad, busy
+    caller = GroupCaller(
+        None, {}, reputation, Chooser(), failover="safe", max_output_chars=None, progress=lambda t, c: None
+    )  # type: ignore[arg-type]
+    wanted = f"p{preferred}" if 0 <= preferred < len(tools) else None
+    order = caller._order(Group("g", "host", tuple(tools)), wanted)
+    states = [MemberState(t.peer, t.tool, t.name, i, reputation.tool(t.key)) for i, t in enumerate(tools)]
+    expected = [tools[s.position] for s in Chooser().order("g", states, wanted)]
+    assert order[0] is expected[0]
+    assert sorted(order[1:], key=lambda m: reputation.standing(m.key)) == expected[1:]
