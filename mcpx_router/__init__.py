@@ -5,11 +5,13 @@ from ._backoff import Reconnect
 from ._catalogue import PublishedTool
 from ._choosing import MemberState
 from ._dispatch import Outcome
+from ._embedding import Embedder, OpenAIEmbedder
 from ._errors import (
     AdapterClosedError,
     ConfigError,
     ContentError,
     DuplicatePeerError,
+    EmbeddingError,
     InvalidPeerIdError,
     PeerError,
     PeerUnavailableError,
@@ -28,8 +30,10 @@ from ._naming import NameTable, ToolKey, is_legal_name
 from ._reputation import LastFailure, PeerStats, StatsReport, ToolStats
 from ._sampling import OpenAISampler
 from ._session import ToolSession
+from ._tool_search import ToolSearch
 from .model._results import render_result
 from .model._schema import convert_parameters
+from .model._similar import GroupSuggestion, as_aliases, suggest_groups
 from .peers import (
     BearerAuth,
     FileTokenStore,
@@ -72,12 +76,15 @@ __all__ = [
     "ContentChanged",
     "ContentError",
     "DuplicatePeerError",
+    "Embedder",
+    "EmbeddingError",
     "EventStream",
     "FileTokenStore",
     "GroupChanged",
     "GroupFailover",
     "GroupInfo",
     "GroupOptions",
+    "GroupSuggestion",
     "HealthChanged",
     "HttpPeer",
     "InProcessPeer",
@@ -86,6 +93,7 @@ __all__ = [
     "MemberState",
     "MemoryTokenStore",
     "NameTable",
+    "OpenAIEmbedder",
     "OpenAIPeerToolAdapter",
     "OpenAISampler",
     "Outcome",
@@ -114,6 +122,7 @@ __all__ = [
     "ToolConversionError",
     "ToolError",
     "ToolKey",
+    "ToolSearch",
     "ToolSession",
     "ToolStats",
     "ToolsChanged",
@@ -122,9 +131,11 @@ __all__ = [
     "UnknownPeerError",
     "UnknownToolError",
     "UsageError",
+    "as_aliases",
     "convert_parameters",
     "is_legal_name",
     "load_config",
     "oauth_provider",
     "render_result",
+    "suggest_groups",
 ]

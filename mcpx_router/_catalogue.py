@@ -49,8 +49,7 @@ class Catalogue:
         self._departed: dict[str, str] = {}
         """Why each recently withdrawn public name is no longer published."""
         self.version = 0
-        self.groups: Groups | None = None
-        """Groups of equivalent tools (None: none asked for)."""
+        self.groups: Groups | None = None  # groups of equivalent tools (None: none asked for)
         self._shown: Mapping[str, Mapping[str, PublishedTool]] = self._peers
         """What the views show: the peers' tools, or with groups, the groups and the members not hidden."""
         self._suggester: tuple[int, NameSuggester] | None = None
@@ -104,6 +103,10 @@ class Catalogue:
                 )
             return view[:limit]
         return tuple(view[i] for i in sorted(self._views.rank(self._shown, query, self.version)[:limit]))
+
+    def scores(self, query: str) -> list[float]:
+        """The BM25 score of every tool offered for `query`, in the views' order (`shown_tools`)."""
+        return self._views.scores(self._shown, query, self.version)
 
     def why_unknown(self, name: str) -> str:
         """Why no tool answers to `name`, for the model: it went away, or it never was (close names)."""
@@ -375,13 +378,15 @@ class Catalogue:
             self._shown = self.groups.follow(self._peers, self.version, self._views, self._depart)
 
     def set_groups(self, groups: Groups) -> None:
-        """Publish `groups` from now on (a new version)."""
-        self.groups = groups
+        self.groups = groups  # published from now on, in a new version
         self._bump(GROUPS_KEY)
 
     def group(self, name: str) -> Group | None:
-        """The group published under `name`, if one is."""
         return None if self.groups is None else self.groups.published.get(name)
+
+    def shown_tools(self) -> tuple[PublishedTool, ...]:
+        """The tools of the views, in their order: `all_tools`, or the groups and visible members."""
+        return tuple(tool for tools in self._shown.values() for tool in tools.values())
 
 
 _MAX_CONVERTED = 1024

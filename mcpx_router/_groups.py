@@ -229,6 +229,8 @@ class Groups:
             parameters=parameters,
             input_schema=parameters,
             strict=first.strict,
+            origin=first.origin,
+            fingerprint=first.fingerprint,
         )
         return tool, parameter
 

@@ -107,6 +107,23 @@ class _Room:
         self.broadcast(text, exclude=exclude)
 
 
+def _admit(room: _Room, conn: _Connection) -> None:
+    """Register `conn` in `room`, welcome it, close an older connection under its id, announce it.
+
+    A function of its own so that what it builds, the welcome's list of everyone present above
+    all, is garbage once sent rather than kept alive by the connection's handler for as long as
+    it stays (O(participants) per connection: O(participants²) for a topic)."""
+    pid = conn.participant_id
+    old = room.members.get(pid)
+    room.members[pid] = conn
+    others = [c.member.info() for p, c in room.members.items() if p != pid]
+    conn.enqueue(welcome_frame(pid, room.topic, others, room.history.items()))
+    if old is not None:
+        logger.info("%r reconnected to %r; closing its previous connection", pid, room.topic)
+        old.shut(CLOSE_REPLACED, "replaced by a new connection")
+    room.announce("presence", {"event": "join", "participant": conn.member.info()}, exclude=pid)
+
+
 def _bad_request(details: str) -> JSONResponse:
     return JSONResponse({"error": "bad_request", "details": details}, status_code=400)
 
@@ -233,14 +250,7 @@ class Gateway:
         room = self._rooms.get(topic)
         if room is None:
             room = self._rooms[topic] = _Room(topic, self.config.history_limit)
-        old = room.members.get(pid)
-        room.members[pid] = conn
-        others = [c.member.info() for p, c in room.members.items() if p != pid]
-        conn.enqueue(welcome_frame(pid, topic, others, room.history.items()))
-        if old is not None:
-            logger.info("%r reconnected to %r; closing its previous connection", pid, topic)
-            old.shut(CLOSE_REPLACED, "replaced by a new connection")
-        room.announce("presence", {"event": "join", "participant": conn.member.info()}, exclude=pid)
+        _admit(room, conn)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(conn.write_loop, tg.cancel_scope)

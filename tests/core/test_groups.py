@@ -16,8 +16,9 @@ import mcp_types as mt
 import pytest
 from openai import AsyncOpenAI
 
-from mcpx_router import GroupChanged, OpenAIPeerToolAdapter, ToolKey, UsageError
+from mcpx_router import GroupChanged, OpenAIPeerToolAdapter, ToolKey, UsageError, as_aliases
 from mcpx_router.loop import run_chat
+from mcpx_router.testing import HashingEmbedder
 
 from ..support._model_peers import RecordingPeer, connected, text_result
 from ..support._openai_replay import CHAT, chat_completion, replay_openai, tool_call
@@ -243,3 +244,21 @@ async def test_the_peer_parameter_never_reaches_the_peer(arguments: str) -> None
         outcome = await adapter.call("search", arguments)
         assert outcome.text == 'docs: {"query": "q"}\n\n(served by docs)'
         assert docs.calls == [("search", {"query": "q"})] and web.calls == []
+
+
+async def test_suggested_groups_are_accepted_as_aliases_and_ranked_with_the_rest() -> None:
+    web, docs = search_peer("web"), search_peer("docs", tool="find")
+    async with (
+        connected(web=web, docs=docs) as clients,
+        OpenAIPeerToolAdapter(embedder=HashingEmbedder(), hide_members=True, max_tools=1) as adapter,
+    ):
+        for peer, client in clients.items():
+            await adapter.add_peer(peer, client)
+        suggestions = await adapter.suggest_groups(min_score=0.1)
+        adapter.set_aliases(as_aliases(suggestions, min_score=0.1))
+        [group] = adapter.groups()
+        assert group.published and set(group.members) == {ToolKey("web", "search"), ToolKey("docs", "find")}
+        # The views, `tools`, the ranking and a selection with embeddings all see the group alone.
+        assert [t.name for t in adapter.tools] == [group.name] == names(adapter.get_openai_tools())
+        assert [t.name for t, _ in await adapter.rank_tools("search for a query")] == [group.name]
+        assert names(await adapter.select_tools("chat", relevant_to="search for a query")) == [group.name]
