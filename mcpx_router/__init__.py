@@ -3,6 +3,7 @@
 from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from ._backoff import Reconnect
 from ._catalogue import PublishedTool
+from ._choosing import MemberState
 from ._dispatch import Outcome
 from ._embedding import Embedder, OpenAIEmbedder
 from ._errors import (
@@ -23,7 +24,10 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
+from ._group_face import GroupOptions
+from ._groups import GroupInfo
 from ._naming import NameTable, ToolKey, is_legal_name
+from ._reputation import LastFailure, PeerStats, StatsReport, ToolStats
 from ._sampling import OpenAISampler
 from ._session import ToolSession
 from ._tool_search import ToolSearch
@@ -47,9 +51,12 @@ from .peers import (
 from .peers._callbacks import PeerCallbacks
 from .peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from .peers._events import (
+    CallFinished,
     CallProgress,
     ContentChanged,
     EventStream,
+    GroupChanged,
+    GroupFailover,
     HealthChanged,
     PeerJoined,
     PeerLeft,
@@ -63,6 +70,7 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "AdapterClosedError",
     "BearerAuth",
+    "CallFinished",
     "CallProgress",
     "ConfigError",
     "ContentChanged",
@@ -72,11 +80,17 @@ __all__ = [
     "EmbeddingError",
     "EventStream",
     "FileTokenStore",
+    "GroupChanged",
+    "GroupFailover",
+    "GroupInfo",
+    "GroupOptions",
     "GroupSuggestion",
     "HealthChanged",
     "HttpPeer",
     "InProcessPeer",
     "InvalidPeerIdError",
+    "LastFailure",
+    "MemberState",
     "MemoryTokenStore",
     "NameTable",
     "OpenAIEmbedder",
@@ -89,6 +103,7 @@ __all__ = [
     "PeerJoined",
     "PeerLeft",
     "PeerSpec",
+    "PeerStats",
     "PeerStatus",
     "PeerUnavailableError",
     "PublishedTool",
@@ -101,6 +116,7 @@ __all__ = [
     "RouterResourceTemplate",
     "SessionPeer",
     "SsePeer",
+    "StatsReport",
     "StdioPeer",
     "ToolCallFormatError",
     "ToolConversionError",
@@ -108,6 +124,7 @@ __all__ = [
     "ToolKey",
     "ToolSearch",
     "ToolSession",
+    "ToolStats",
     "ToolsChanged",
     "TopicMembership",
     "UnknownContentError",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self, cast
+from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast
 
 import anyio
 import mcp_types as mt
@@ -23,6 +23,7 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
+from ._group_face import AdapterEvent, GroupMethods, GroupOptions
 from ._naming import ToolKey, check_peer_id, shown
 from ._ranking import RankingMethods
 from ._session import ToolSession, is_native, list_all_tools
@@ -41,7 +42,7 @@ DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told it timed out."""
 
 
-class OpenAIPeerToolAdapter(CallMethods, RankingMethods):
+class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
     """Publishes the tools of many MCP peers as one flat list of OpenAI functions and answers their calls.
 
     Example:
@@ -79,6 +80,9 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods):
             `suggest_groups` proposes groups of equivalent tools. None: lexical ranking only.
         semantic_weight: The share of embedding similarity in the blended score (0 to 1; 0.75
             ranked best with a sentence-embedding model on the labelled set of docs/many-peers.md).
+        on_event: Called with groups forming, changing and splitting, calls failing over to
+            another member, and (with statistics) every call that finished.
+        options: Groups of equivalent tools, statistics (see `GroupOptions`, docs/many-peers.md).
     """
 
     def __init__(
@@ -94,6 +98,8 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods):
         json_string_params: bool = False,
         embedder: Embedder | None = None,
         semantic_weight: float = 0.75,
+        on_event: Callable[[AdapterEvent], object] | None = None,
+        **options: Unpack[GroupOptions],
     ) -> None:
         check_timeout(call_timeout)
         check_limit("max_tools", max_tools)
@@ -132,6 +138,8 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods):
             max_output_chars=max_output_chars,
             on_progress=lambda: self.on_progress,
         )
+        self.on_event = on_event
+        self._setup_groups(options, description_limit)
 
     async def __aenter__(self) -> Self:
         self._check_open()
@@ -319,8 +327,9 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods):
 
     @property
     def tools(self) -> tuple[PublishedTool, ...]:
-        """Every published tool, in peer registration order."""
-        return self._catalogue.all_tools()
+        """Every published tool, in peer registration order; with groups, as the tool lists show
+        them: the groups' functions first (`peer` ""), members hidden by `hide_members` left out."""
+        return self._catalogue.shown_tools()
 
     def tools_of(self, peer_id: str) -> tuple[PublishedTool, ...]:
         """The published tools of one peer (none if it is unknown or its tools are withdrawn)."""

@@ -18,6 +18,8 @@ from .model._calls import ToolCall, answer
 from .model._rich import chat_media_message, has_media, responses_output
 
 if TYPE_CHECKING:
+    from ._group_calls import GroupCaller
+    from ._reputation import Reputation
     from .model._calls import Answer
 
 __all__ = ["UNSET", "Answerer"]
@@ -49,6 +51,10 @@ class Answerer:
         self._media = media
         self._max_output_chars = max_output_chars
         self._on_progress = on_progress
+        self.reputation: Reputation | None = None
+        """Where each call is recorded, when statistics are kept."""
+        self.groups: GroupCaller | None = None
+        """What runs calls to groups, once groups are asked for."""
 
     async def run_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Outcome]:
         """Run the calls concurrently; one outcome per call, in call order.
@@ -145,24 +151,34 @@ class Answerer:
         tool = self._catalogue.lookup(call.name)
         peer = self._peers.get(tool.peer) if tool is not None else None
         if tool is None or peer is None:
+            group = self._catalogue.group(call.name) if self.groups is not None else None
+            if group is not None and self.groups is not None:
+                return self.groups.run(call, group, call_timeout, UNSET)
             return _ready(_error(self._catalogue.why_unknown(call.name), kind="unknown_tool"))
         try:
             arguments = prepare_arguments(tool, call.arguments)
         except ArgumentsError as exc:
-            return _ready(_error(f"{call.name} was not called. {exc}", tool, "invalid_arguments"))
+            message = f"{call.name} was not called. {exc}"
+            refused = _error(message, tool, "invalid_arguments", "invalid_arguments")
+            if self.reputation is not None:
+                self.reputation.refused(tool.key, call.call_id, refused)
+            return _ready(refused)
         limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is UNSET else call_timeout
-        return run_on_peer(
+        running = run_on_peer(
             peer,
             tool,
             call.name,
             arguments,
             limit,
             max_output_chars=self._max_output_chars,
-            progress=self._progress_reporter(tool, call.call_id),
+            progress=self.progress_reporter(tool, call.call_id),
             turn=turn,
         )
+        if self.reputation is None:
+            return running
+        return self.reputation.timed(tool.key, call.call_id, running)
 
-    def _progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None:
+    def progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None:
         report = self._on_progress()
         if report is None:
             return None

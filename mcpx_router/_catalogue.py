@@ -9,10 +9,11 @@ from typing import Any
 import mcp_types as mt
 
 from ._errors import ToolConversionError
+from ._groups import GROUPS_KEY, Group, Groups, repeat_safe
 from ._listing import SchemaHash, checked_tool, plain_key
 from ._naming import NameTable, ToolKey, shown
 from ._published import Format, PublishedTool
-from ._suggest import NameSuggester
+from ._unknown import UnknownNames
 from ._views import Views
 from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
@@ -45,12 +46,12 @@ class Catalogue:
         self._views = Views()
         self._reserved: dict[str, set[str]] = {}
         """Per peer, tools whose names are kept for it while its tools are withdrawn."""
-        self._departed: dict[str, str] = {}
-        """Why each recently withdrawn public name is no longer published."""
+        self._unknown = UnknownNames()
+        """Why recently withdrawn names went away, and close names for the ones that never were."""
         self.version = 0
-        self._suggester: NameSuggester | None = None
-        self._unsuggested: dict[str, None] = {}
-        """Peers whose tools changed since the suggester last read them."""
+        self.groups: Groups | None = None  # groups of equivalent tools (None: none asked for)
+        self._shown: Mapping[str, Mapping[str, PublishedTool]] = self._peers
+        """What the views show: the peers' tools, or with groups, the groups and the members not hidden."""
         self._warned_version = -1
         self._converted: dict[bytes, list[Any]] = {}
         """Recent conversions of plain schemas by their `plain_key` (bytes that stand for the tree): each
@@ -73,7 +74,7 @@ class Catalogue:
 
     def departure(self, name: str) -> str | None:
         """Why `name` is no longer published, if it was until recently."""
-        return self._departed.get(name)
+        return self._unknown.departure(name)
 
     def all_tools(self) -> tuple[PublishedTool, ...]:
         return tuple(tool for tools in self._peers.values() for tool in tools.values())
@@ -81,7 +82,7 @@ class Catalogue:
     def view(self, fmt: Format) -> tuple[dict[str, Any], ...]:
         """Every published tool in one OpenAI format: one tuple per catalogue version, never changed
         once returned; a new version rebuilds only the tools of the peer that changed."""
-        return self._views.view(fmt, self._peers, self.version)
+        return self._views.view(fmt, self._shown, self.version)
 
     def select(self, fmt: Format, query: str, limit: int | None) -> tuple[dict[str, Any], ...]:
         """At most `limit` tools in one format: all of them when they fit, else those most relevant to
@@ -100,33 +101,15 @@ class Catalogue:
                     limit,
                 )
             return view[:limit]
-        return tuple(view[i] for i in sorted(self._views.rank(self._peers, query, self.version)[:limit]))
+        return tuple(view[i] for i in sorted(self._views.rank(self._shown, query, self.version)[:limit]))
 
     def scores(self, query: str) -> list[float]:
-        """The BM25 score of every published tool for `query`, in catalogue order (`all_tools`)."""
-        return self._views.scores(self._peers, query, self.version)
+        """The BM25 score of every tool offered for `query`, in the views' order (`shown_tools`)."""
+        return self._views.scores(self._shown, query, self.version)
 
     def why_unknown(self, name: str) -> str:
         """Why no tool answers to `name`, for the model: it went away, or it never was (close names)."""
-        departed = self.departure(name)
-        shown = repr(name) if len(name) <= 80 else f"{name[:64]!r}… ({len(name)} characters)"
-        if departed is not None:
-            return f"{shown} is not available now: {departed}. Call only the functions offered now."
-        message = f"there is no tool named {shown}."
-        if self._suggester is None:  # made at the first unknown name, then kept up to date per peer
-            self._suggester, self._unsuggested = NameSuggester(), dict.fromkeys(self._peers)
-        if self._unsuggested:  # a change of descriptions or schemas only leaves the names as they are
-            self._suggester.set_parts(
-                (peer, [(t.name, t.tool) for t in self._peers.get(peer, {}).values()])
-                for peer in self._unsuggested
-            )
-            self._unsuggested.clear()
-            self._suggester.order(self._peers)
-        close = [repr(c) for c in self._suggester.suggest(name)]
-        if close:
-            listed = close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]
-            message += f" Did you mean {listed}?"
-        return message + " Call only the functions offered in this conversation."
+        return self._unknown.why(name, self._shown)
 
     def set_strict(self, peer: str, strict: bool | None) -> None:
         """Strict mode for `peer`'s tools published from now on, instead of the catalogue's own."""
@@ -172,9 +155,10 @@ class Catalogue:
                     changed = True
                 continue
             published[name] = entry
+            entry.repeat_safe = repeat_safe(tool)
             if entry is not previous:
                 self._by_name[entry.name] = entry
-                self._departed.pop(entry.name, None)
+                self._unknown.arrived(entry.name)
                 changed = True
         for name in reserved & kept.keys() - published.keys():
             self._names.release(ToolKey(peer, name))
@@ -255,10 +239,7 @@ class Catalogue:
         return True
 
     def _depart(self, name: str, reason: str) -> None:
-        self._departed.pop(name, None)
-        self._departed[name] = reason
-        if len(self._departed) > _MAX_DEPARTED:
-            del self._departed[next(iter(self._departed))]
+        self._unknown.depart(name, reason)
 
     def _publish(
         self,
@@ -375,14 +356,25 @@ class Catalogue:
     def _bump(self, peer: str) -> None:
         self.version += 1
         self._views.changed(peer, self.version)
-        if self._suggester is not None:
-            self._unsuggested[peer] = None
+        if self.groups is not None:
+            self._shown = self.groups.follow(self._peers, self.version, self._views, self._depart)
+        # A group's change may show or hide other peers' members: with groups, every part is read again.
+        self._unknown.changed(self._shown if self.groups is not None else (peer,))
+
+    def set_groups(self, groups: Groups) -> None:
+        self.groups = groups  # published from now on, in a new version
+        self._bump(GROUPS_KEY)
+
+    def group(self, name: str) -> Group | None:
+        return None if self.groups is None else self.groups.published.get(name)
+
+    def shown_tools(self) -> tuple[PublishedTool, ...]:
+        """The tools of the views, in their order: `all_tools`, or the groups and visible members."""
+        return tuple(tool for tools in self._shown.values() for tool in tools.values())
 
 
 _MAX_CONVERTED = 1024
 """How many conversions are kept for peers that list the same schemas."""
-_MAX_DEPARTED = 4096
-"""How many withdrawn names are remembered, to tell the model why a call to one failed."""
 
 
 def _same_definition(published: PublishedTool, fingerprint: bytes) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 import anyio
 import mcp
@@ -25,6 +25,7 @@ from .model._strict_outcome import strip_added_nulls
 
 __all__ = [
     "CallProgress",
+    "Failure",
     "Outcome",
     "PeerEntry",
     "Turn",
@@ -70,12 +71,22 @@ class Outcome:
     """What kind of failure, when `is_error`: "unknown_tool", "invalid_call", "invalid_arguments",
     "peer_busy", "timeout", "peer_unavailable", "tool_error", or the qualified name of the
     exception a peer's call raised."""
+    failure: Failure | None = None
+    """How the call failed, as statistics count it and as failover decides (None: it succeeded,
+    or no peer was called)."""
+    group: str | None = None
+    """The group the model called, when it called one; `tool` is the member that served it."""
 
 
-_SET_TEXT, _SET_IS_ERROR, _SET_TOOL, _SET_RESULT, _SET_ERROR_TYPE = (
-    Outcome.__dict__[name].__set__
-    for name in ("text", "is_error", "tool", "result", "error_type")
-)
+Failure = Literal["not_sent", "unreachable", "timeout", "tool_error", "invalid_arguments"]
+"""Why a call failed: never reached the peer; the connection failed (maybe after it was sent);
+no answer in time; the tool or peer answered with an error; the arguments were refused."""
+
+_FIELDS = ("text", "is_error", "tool", "result", "error_type", "failure", "group")
+_SETTERS = [Outcome.__dict__[name].__set__ for name in _FIELDS]
+_SET_TEXT, _SET_IS_ERROR, _SET_TOOL, _SET_RESULT, _SET_ERROR_TYPE, _SET_FAILURE, _SET_GROUP = _SETTERS
+if tuple(f.name for f in fields(Outcome)) != _FIELDS:  # pragma: no cover - fails at import, at once
+    raise ImportError("Outcome's fields changed: _answered must set each of them")
 
 
 def _answered(text: str, tool: PublishedTool, result: mt.CallToolResult) -> Outcome:
@@ -88,11 +99,15 @@ def _answered(text: str, tool: PublishedTool, result: mt.CallToolResult) -> Outc
     _SET_TOOL(outcome, tool)
     _SET_RESULT(outcome, result)
     _SET_ERROR_TYPE(outcome, None)
+    _SET_FAILURE(outcome, None)
+    _SET_GROUP(outcome, None)
     return outcome
 
 
-def error(message: str, tool: PublishedTool | None = None, kind: str = "error") -> Outcome:
-    return Outcome(f"Error: {message}", True, tool, error_type=kind)
+def error(
+    message: str, tool: PublishedTool | None = None, kind: str = "error", failure: Failure | None = None
+) -> Outcome:
+    return Outcome(f"Error: {message}", True, tool, error_type=kind, failure=failure)
 
 
 def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -215,6 +230,7 @@ def _not_sent(limiter: anyio.CapacityLimiter, tool: PublishedTool, name: str) ->
         "it is safe to retry",
         tool,
         "peer_busy",
+        "not_sent",
     )
 
 
@@ -277,18 +293,32 @@ async def _run(
             and anyio.current_time() - started >= left - _CLOCK_SLACK
         ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
         if timed_out:
-            return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool, "timeout")
+            message = f"{name} did not answer within {limit:g} s; the call was abandoned"
+            return error(message, tool, "timeout", "timeout")
         if isinstance(exc, PeerUnavailableError):
             # The connection's own account: left, sent and lost, or not sent.
-            return error(f"{name}: {exc}", tool, "peer_unavailable")
+            sent: Failure = "not_sent" if exc.sent is False else "unreachable"
+            return error(f"{name}: {exc}", tool, "peer_unavailable", sent)
         # A JSON-RPC error is the peer's answer (no traceback of ours to show); anything else is kept whole.
         answered = isinstance(exc, mcp.MCPError)
         logger.info("call to %s on peer %r failed: %s", tool.tool, tool.peer, exc, exc_info=not answered)
         failure = f"{type(exc).__module__}.{type(exc).__qualname__}"
-        return error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}", tool, failure)
+        message = f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}"
+        return error(message, tool, failure, _failure_kind(exc))
     if is_error:
-        return Outcome(f"Error: {name} reported a failure: {text}", True, tool, result, "tool_error")
+        text = f"Error: {name} reported a failure: {text}"
+        return Outcome(text, True, tool, result, error_type="tool_error", failure="tool_error")
     return _answered(text, tool, result)
+
+
+def _failure_kind(exc: Exception) -> Failure:
+    """The kind of a call's failure the peer's session raised (other than a timeout or a left peer)."""
+    if isinstance(exc, mcp.MCPError):
+        if exc.code == mt.INVALID_PARAMS:
+            return "invalid_arguments"
+        return "unreachable" if exc.code == mt.CONNECTION_CLOSED else "tool_error"
+    closed = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)
+    return "unreachable" if isinstance(exc, closed) else "tool_error"
 
 
 def patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -59,7 +59,15 @@ class UnknownPeerError(PeerError, LookupError):
 
 
 class PeerUnavailableError(PeerError):
-    """The peer's session failed while listing its tools or answering a call."""
+    """The peer's session failed while listing its tools or answering a call.
+
+    `.sent` is False when a call is known never to have reached the peer (safe to retry), True
+    or None (unknown) otherwise.
+    """
+
+    def __init__(self, message: str, *, peer: str, sent: bool | None = None) -> None:
+        super().__init__(message, peer=peer)
+        self.sent = sent
 
 
 class ContentError(PeerError):

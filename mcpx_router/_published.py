@@ -47,11 +47,18 @@ class PublishedTool:
     fingerprint: bytes = field(default=b"", repr=False)
     """A digest of the JSON of the peer's description, title and input schema (see `_listing`),
     to tell a changed definition from the same one."""
+    repeat_safe: bool = field(default=False, repr=False)
+    """The tool declares `readOnlyHint` or `idempotentHint`: running a call twice does no harm."""
     _validator: ArgumentValidator | None = field(default=None, init=False, repr=False)
+
+    _key: ToolKey | None = field(default=None, init=False, repr=False)
 
     @property
     def key(self) -> ToolKey:
-        return ToolKey(self.peer, self.tool)
+        key = self._key
+        if key is None:
+            key = self._key = ToolKey(self.peer, self.tool)
+        return key
 
     def validator(self) -> ArgumentValidator:
         """The peer's input schema compiled for checking arguments (compiled on first use)."""

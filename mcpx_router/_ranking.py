@@ -57,7 +57,7 @@ class RankingMethods:
         Raises:
             EmbeddingError: The embedder failed or returned unusable vectors.
         """
-        tools = self._catalogue.all_tools()
+        tools = self._catalogue.shown_tools()
         query = query_text(relevant_to)
         scores = self._catalogue.scores(query)
         if self._embeddings is not None and tools and query.strip():
@@ -111,7 +111,7 @@ class RankingMethods:
         view = self._catalogue.view(fmt)
         if limit is None or len(view) <= limit or not query.strip():
             return self._view(fmt, query, limit)
-        position = {id(tool): i for i, tool in enumerate(self._catalogue.all_tools())}
+        position = {id(tool): i for i, tool in enumerate(self._catalogue.shown_tools())}
         ranked = await self.rank_tools(query)
         return tuple(view[i] for i in sorted(position[id(tool)] for tool, _ in ranked[:limit]))
 

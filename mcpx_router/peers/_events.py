@@ -16,12 +16,18 @@ from typing import Literal, Self, TypeAlias
 import anyio
 
 from .._dispatch import CallProgress
+from .._group_calls import GroupFailover
+from .._group_face import CallFinished
+from .._groups import GroupChanged
 
 __all__ = [
+    "CallFinished",
     "CallProgress",
     "ContentChanged",
     "EventHub",
     "EventStream",
+    "GroupChanged",
+    "GroupFailover",
     "HealthChanged",
     "PeerJoined",
     "PeerLeft",
@@ -94,7 +100,17 @@ class ContentChanged:
     updated: tuple[str, ...] = ()
 
 
-RouterEvent: TypeAlias = PeerJoined | PeerLeft | ToolsChanged | HealthChanged | CallProgress | ContentChanged
+RouterEvent: TypeAlias = (
+    PeerJoined
+    | PeerLeft
+    | ToolsChanged
+    | HealthChanged
+    | CallProgress
+    | ContentChanged
+    | GroupChanged
+    | GroupFailover
+    | CallFinished
+)
 
 DEFAULT_EVENT_BUFFER = 1024
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._adapter import OpenAIPeerToolAdapter
 from .._answering import UNSET, Answerer
 from .._calling import CallMethods
 from .._catalogue import PublishedTool
+from .._group_face import AdapterEvent
+from .._groups import GroupInfo
+from .._naming import ToolKey
+from .._reputation import StatsReport
+from ._events import EventHub
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionFunctionToolParam
@@ -55,6 +60,37 @@ class AdapterFace(CallMethods):
     ) -> tuple[FunctionDefinition, ...]:
         """The legacy `functions` list (see `OpenAIPeerToolAdapter.get_openai_functions`)."""
         return self._adapter.get_openai_functions(relevant_to=relevant_to, max_tools=max_tools)
+
+    def stats(self) -> StatsReport:
+        """Calls, failures by kind, latency and feedback per peer and per tool (see the adapter's `stats`)."""
+        return self._adapter.stats()
+
+    def feedback(self, call_id: str, ok: bool, weight: float = 1.0) -> ToolKey:
+        """Judge the answer to a tool call (see the adapter's `feedback`)."""
+        return self._adapter.feedback(call_id, ok, weight)
+
+    def groups(self) -> tuple[GroupInfo, ...]:
+        """Every group of equivalent tools now (see the adapter's `groups`)."""
+        return self._adapter.groups()
+
+    def set_aliases(self, aliases: Mapping[str, Any], *, auto_groups: bool | None = None) -> None:
+        """Add or replace groups of equivalent tools (see the adapter's `set_aliases`)."""
+        self._adapter.set_aliases(aliases, auto_groups=auto_groups)
+
+    def _forward_events(self, hub: EventHub | None) -> None:
+        """Hand the adapter's events (groups, failovers, finished calls) to `hub` as well; None: stop."""
+        adapter = self._adapter
+        if hub is None:
+            adapter.on_event = getattr(self, "_adapter_on_event", None)
+            return
+        previous = self._adapter_on_event = adapter.on_event
+
+        def forward(event: AdapterEvent) -> None:
+            if previous is not None:
+                previous(event)
+            hub.emit(event)
+
+        adapter.on_event = forward
 
     # dispatch, execute_function_call and call: the adapter's own methods (`_calling.py`), with
     # their typed overloads, answered by the adapter's answerer.

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .._errors import DuplicatePeerError
+from ._alias_config import load_aliases
 from ._config import load_config
 from ._specs import PeerSpec, as_peer_spec
 
@@ -28,6 +29,8 @@ class JoinMany:
         async def join(self, peer_id: str, peer: PeerSpec | object) -> tuple[str, ...]: ...
 
         async def leave(self, peer_id: str) -> None: ...
+
+        def set_aliases(self, aliases: Mapping[str, Any]) -> None: ...
 
     async def join_all(self, peers: Mapping[str, PeerSpec | object]) -> dict[str, tuple[str, ...]]:
         """Join several peers concurrently; return the public names of each.
@@ -58,6 +61,12 @@ class JoinMany:
         return {peer_id: joined[peer_id] for peer_id in peers}
 
     async def join_config(self, path: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
-        """Join every enabled server of an `mcpServers` JSON file (see `load_config`), all or nothing."""
-        return await self.join_all(load_config(path))
+        """Join every enabled server of an `mcpServers` JSON file (see `load_config`), all or nothing.
+
+        Its `"aliases"` object, if any, adds groups of equivalent tools first (see `set_aliases`).
+        """
+        peers, aliases = load_config(path), load_aliases(path)
+        if aliases:
+            self.set_aliases(aliases)
+        return await self.join_all(peers)
 

@@ -202,6 +202,7 @@ class PeerLink(NativeSession):
             )
         else:
             message = f"the call was not sent: {failed}; it is safe to retry"
+            return PeerUnavailableError(message, peer=self.peer, sent=False)
         return PeerUnavailableError(message, peer=self.peer)
 
     async def probe(self) -> None:
@@ -244,10 +245,11 @@ class PeerLink(NativeSession):
         if session is not None and not connection.closed.is_set() and not self.left:
             return session
         if self.left:
-            raise PeerUnavailableError(f"peer {self.peer!r} has left; {what}", peer=self.peer)
+            raise PeerUnavailableError(f"peer {self.peer!r} has left; {what}", peer=self.peer, sent=False)
         raise PeerUnavailableError(
             f"peer {self.peer!r} is not connected (its connection was lost and is being restored); {what}",
             peer=self.peer,
+            sent=False,
         )
 
 

@@ -13,7 +13,8 @@ import anyio.abc
 
 from .._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from .._backoff import Reconnect
-from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError
+from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError, UsageError
+from .._group_face import GroupOptions
 from .._naming import check_peer_id
 from ..mcpx._pace import DEFAULT_SEND_RATE
 from ..mcpx._topic_options import ConnectionOptions
@@ -87,6 +88,8 @@ class Router(AdapterFace, ContentFace, JoinMany):
         on_event: Called with every event, synchronously; see also `events()`.
         callbacks: What every peer may ask of us (sampling, ...), under a spec's own; see docs/peers.md.
         resource_tools: Offer resources and prompts as tools too (`peer__read_resource`, ...).
+        options: Groups of equivalent tools and statistics, for the adapter the Router makes
+            (see `GroupOptions` and docs/many-peers.md); their events come as the Router's.
     """
 
     def __init__(
@@ -102,7 +105,10 @@ class Router(AdapterFace, ContentFace, JoinMany):
         on_event: Callable[[RouterEvent], object] | None = None,
         callbacks: PeerCallbacks | None = None,
         resource_tools: bool = False,
+        **options: Unpack[GroupOptions],
     ) -> None:
+        if adapter is not None and options:
+            raise UsageError(f"pass {', '.join(options)} to the adapter you give the Router, not to it")
         self._settings = checked_settings(
             reconnect=reconnect,
             connect_timeout=connect_timeout,
@@ -115,7 +121,9 @@ class Router(AdapterFace, ContentFace, JoinMany):
         self._content = ContentStore()
         self._hub = EventHub(on_event)
         self._owns_adapter = adapter is None
-        self._adapter = adapter if adapter is not None else OpenAIPeerToolAdapter(call_timeout=call_timeout)
+        if adapter is None:
+            adapter = OpenAIPeerToolAdapter(call_timeout=call_timeout, **options)
+        self._adapter = adapter
         self._members: dict[str, Member] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._closed = False
@@ -136,6 +144,7 @@ class Router(AdapterFace, ContentFace, JoinMany):
             self._hub.emit(update)
 
         self._adapter.on_progress = forward
+        self._forward_events(self._hub)
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
@@ -161,6 +170,7 @@ class Router(AdapterFace, ContentFace, JoinMany):
             return await tg.__aexit__(exc_type, exc, tb)
         finally:
             self._adapter.on_progress = self._previous_progress
+            self._forward_events(None)
             if self._owns_adapter:
                 await self._adapter.__aexit__(exc_type, exc, tb)
             self._hub.close()

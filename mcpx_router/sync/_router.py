@@ -7,7 +7,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self, Unpack
 
 from .._adapter import DEFAULT_CALL_TIMEOUT
 from .._adapter import OpenAIPeerToolAdapter as AsyncAdapter
@@ -15,6 +15,10 @@ from .._answering import UNSET
 from .._backoff import Reconnect
 from .._dispatch import CallProgress
 from .._errors import AdapterClosedError, UsageError
+from .._group_face import GroupOptions
+from .._groups import GroupInfo
+from .._naming import ToolKey
+from .._reputation import StatsReport
 from ..peers._callbacks import PeerCallbacks
 from ..peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from ..peers._events import EventStream, RouterEvent
@@ -70,6 +74,22 @@ class _Blocking(BlockingCalls):
     def status(self, peer_id: str) -> PeerStatus:
         """Where one peer stands; raise UnknownPeerError if it was not joined here."""
         return self._loop.call(self._loop.value.status, peer_id)
+
+    def stats(self) -> StatsReport:
+        """Calls, failures, latency and feedback per peer and per tool (see `Router.stats`)."""
+        return self._loop.call(lambda: self._loop.value.stats())
+
+    def feedback(self, call_id: str, ok: bool, weight: float = 1.0) -> ToolKey:
+        """Judge the answer to a tool call (see `Router.feedback`)."""
+        return self._loop.call(lambda: self._loop.value.feedback(call_id, ok, weight))
+
+    def groups(self) -> tuple[GroupInfo, ...]:
+        """Every group of equivalent tools now (see `Router.groups`)."""
+        return self._loop.call(lambda: self._loop.value.groups())
+
+    def set_aliases(self, aliases: Mapping[str, Any], *, auto_groups: bool | None = None) -> None:
+        """Add or replace groups of equivalent tools (see `Router.set_aliases`)."""
+        self._loop.call(lambda: self._loop.value.set_aliases(aliases, auto_groups=auto_groups))
 
     def events(self, *, max_buffer: int = 1024) -> BlockingEvents:
         """A blocking iterator of the events emitted while it is open (`with router.events() as events:`)."""
@@ -136,8 +156,10 @@ class Router(_Blocking):
         on_event: Callable[[RouterEvent], object] | None = None,
         callbacks: PeerCallbacks | None = None,
         resource_tools: bool = False,
+        **groups: Unpack[GroupOptions],
     ) -> None:
         options: dict[str, Any] = {
+            **groups,
             "call_timeout": call_timeout,
             "reconnect": reconnect,
             "connect_timeout": connect_timeout,
@@ -221,8 +243,10 @@ class OpenAIPeerToolAdapter(_Blocking):
         strict: bool | None = False,
         json_string_params: bool = False,
         connect_timeout: float = 30.0,
+        **groups: Unpack[GroupOptions],
     ) -> None:
         options: dict[str, Any] = {
+            **groups,
             "call_timeout": call_timeout,
             "max_tools": max_tools,
             "description_limit": description_limit,

@@ -180,13 +180,13 @@ def test_the_index_follows_the_catalogue_and_is_kept_while_only_definitions_chan
     catalogue = Catalogue()
     catalogue.set_peer("docs", [mt.Tool(name="search", input_schema={"type": "object"})])
     assert "Did you mean 'docs__search'?" in catalogue.why_unknown("docs__serch")
-    index = catalogue._suggester
+    index = catalogue._unknown._suggester
     assert index is not None
     indexed = dict(index._entries)
     described = mt.Tool(name="search", description="Search the docs.", input_schema={"type": "object"})
     assert catalogue.set_peer("docs", [described])
     assert "Did you mean 'docs__search'?" in catalogue.why_unknown("docs__serch")
-    assert catalogue._suggester is index and index._entries == indexed  # same names: nothing re-indexed
+    assert catalogue._unknown._suggester is index and index._entries == indexed  # nothing re-indexed
     catalogue.set_peer("docs", [described, mt.Tool(name="serve", input_schema={"type": "object"})])
     assert "Did you mean 'docs__serve'?" in catalogue.why_unknown("docs__serv")
     catalogue.remove_peer("docs")
@@ -256,8 +256,8 @@ def test_the_suggestions_after_any_history_are_a_fresh_indexs(
                 expected = fresh.suggest(name)
                 listed = " or ".join(repr(n) for n in expected) if len(expected) <= 1 else None
                 text = catalogue.why_unknown(name)
-                assert catalogue._suggester is not None
-                assert catalogue._suggester.suggest(name) == expected
+                assert catalogue._unknown._suggester is not None
+                assert catalogue._unknown._suggester.suggest(name) == expected
                 if listed:
                     assert f"Did you mean {listed}?" in text
                 elif not expected:
@@ -271,7 +271,7 @@ def test_a_change_of_one_peer_reindexes_only_that_peers_names() -> None:
             peer, [mt.Tool(name=t, input_schema={"type": "object"}) for t in ("search", "fetch")]
         )
     catalogue.why_unknown("serch")
-    index = catalogue._suggester
+    index = catalogue._unknown._suggester
     assert index is not None
     before = dict(index._entries)
     catalogue.set_peer("web", [mt.Tool(name=t, input_schema={"type": "object"}) for t in ("search", "find")])

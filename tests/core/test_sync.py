@@ -370,3 +370,19 @@ def test_closing_answers_the_calls_still_running_in_other_threads(
     [outcome] = outcomes
     assert outcome.is_error and "peer 's' left" in outcome.text, outcome.text
     assert child_pids() - before == set()
+
+
+def test_the_facades_take_groups_and_keep_statistics(backend: sync.Backend) -> None:
+    with sync.Router(backend=backend, auto_groups=True) as router:
+        router.join_all({"one": calc_server(), "two": calc_server()})
+        assert [t["function"]["name"] for t in router.get_openai_tools()][:2] == ["add", "thread"]
+        [answer] = router.dispatch([chat_call("c1", "add", {"a": 1, "b": 2, "peer": "two"})])
+        assert answer["content"] == "3\n\n(served by two)"
+        assert router.feedback("c1", ok=True) == ToolKey("two", "add")
+        assert router.stats().tools[ToolKey("two", "add")].good == 1
+        router.set_aliases({"plus": ["one/add"]})
+        assert [g.name for g in router.groups()] == ["plus", "thread"]
+    with sync.OpenAIPeerToolAdapter(backend=backend, stats=True) as adapter:
+        adapter.add_peer("calc", calc_server())
+        adapter.call("calc__add", {"a": 1, "b": 1})
+        assert adapter.stats().peers["calc"].calls == 1
