@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from ._choosing import Chooser, Policy, PolicyName
-from ._dispatch import Failure, Outcome, PeerEntry
+from ._dispatch import Outcome, PeerEntry
 from ._errors import UsageError
 from ._group_calls import FailoverMode, GroupCaller, GroupFailover
 from ._group_spec import GroupSpec, parse_aliases
@@ -58,7 +58,8 @@ class CallFinished:
     """The tool's name on its peer."""
     call_id: str | None
     seconds: float
-    failure: Failure | None
+    error_type: str | None
+    """How it failed (see `Outcome.error_type`); None when it succeeded."""
 
 
 AdapterEvent: TypeAlias = GroupChanged | GroupFailover | CallFinished
@@ -107,7 +108,9 @@ class GroupMethods:
     def _call_finished(self, key: ToolKey, call_id: str | None, seconds: float, outcome: Outcome) -> None:
         if self.on_event is not None:
             self._emit(
-                CallFinished(key.peer, self._catalogue.version, key.tool, call_id, seconds, outcome.failure)
+                CallFinished(
+                    key.peer, self._catalogue.version, key.tool, call_id, seconds, outcome.error_type
+                )
             )
 
     def _emit(self, event: AdapterEvent) -> None:
