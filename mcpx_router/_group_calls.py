@@ -169,7 +169,7 @@ class GroupCaller:
                     break
                 if best_rank is None or rank < best_rank:
                     best, best_rank = member, rank
-            return [best, *(m for m in members if m is not best)]
+            return [best] + [m for m in members if m is not best]
         latency = callable(self._chooser.policy)  # the built-in policies do not look at latency
         states = [
             MemberState(m.peer, m.tool, m.name, i, self._reputation.tool(m.key, latency=latency))
@@ -188,6 +188,10 @@ class GroupCaller:
         """`outcome` with a line saying which peer served the call, which failed before, and why
         the others were not tried after a failure."""
         served = outcome.tool.peer if outcome.tool is not None else "?"
+        if not (failed or untried or outcome.is_error) and (preferred is None or preferred == served):
+            # The usual answer: served at once by the member chosen (or asked for).
+            text = f"{outcome.text}\n\n(served by {served})"
+            return Outcome(text, False, outcome.tool, outcome.result, None, group.name)
         notes = [f"{'tried on' if outcome.is_error else 'served by'} {served}"]
         if preferred is not None and preferred != served and all(t.peer != preferred for t, _ in failed):
             notes.append(f"{preferred}, which was asked for, is not available now")

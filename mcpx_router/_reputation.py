@@ -32,6 +32,7 @@ ERROR_KINDS = ("peer_busy", "not_sent", "peer_unavailable", "timeout", "tool_err
 qualified name) counted as tool_error."""
 _KIND_INDEX = {kind: index for index, kind in enumerate(ERROR_KINDS)}
 _TOOL_ERROR = _KIND_INDEX["tool_error"]
+_REFUSED = _KIND_INDEX["invalid_arguments"]
 _UNREACHED = _KIND_INDEX["timeout"]
 """Kinds up to this one are failures to reach the peer (the call not sent, or not answered)."""
 UNHEALTHY_AFTER = 3
@@ -120,11 +121,23 @@ class StatsReport:
 
 
 class _Record:
-    __slots__ = ("bad", "calls", "consecutive", "errors", "good", "last_failure", "latencies", "outstanding")
+    __slots__ = (
+        "bad",
+        "calls",
+        "consecutive",
+        "errors",
+        "failed",
+        "good",
+        "last_failure",
+        "latencies",
+        "outstanding",
+    )
 
     def __init__(self, window: int) -> None:
         self.calls = 0
         self.errors = [0] * len(ERROR_KINDS)
+        self.failed = 0
+        """Failures other than refused arguments (the sum of `errors` but the last), kept for `standing`."""
         self.latencies: deque[float] = deque(maxlen=window)
         self.last_failure: LastFailure | None = None
         self.good = 0.0
@@ -140,6 +153,8 @@ class _Record:
             return
         kind = _KIND_INDEX.get(error_type, _TOOL_ERROR)
         self.errors[kind] += 1
+        if kind != _REFUSED:
+            self.failed += 1
         if kind <= _UNREACHED:
             self.consecutive += 1
         self.last_failure = LastFailure(error_type, text, time.time())
@@ -270,11 +285,8 @@ class Reputation:
         record = self._tools.get(key)
         if record is None:
             return (False, -1.0, 0, 0)
-        errors = record.errors
-        refused = errors[-1]
-        counted = record.calls - refused
-        failed = sum(errors) - refused
-        score = (counted - failed + record.good + 1) / (counted + record.good + record.bad + 1)
+        counted = record.calls - record.errors[_REFUSED]
+        score = (counted - record.failed + record.good + 1) / (counted + record.good + record.bad + 1)
         return (record.consecutive >= UNHEALTHY_AFTER, -score, record.outstanding, record.calls)
 
     def tool(self, key: ToolKey, *, latency: bool = True) -> ToolStats:

@@ -151,6 +151,7 @@ def _record(data: object, window: int, what: str) -> _Record:
     record.errors = [_count(errors.get(kind, 0), f"{what}: errors.{kind}") for kind in ERROR_KINDS]
     if sum(record.errors) > record.calls:
         raise ValueError(f"{what}: more errors than calls")
+    record.failed = sum(record.errors) - record.errors[ERROR_KINDS.index("invalid_arguments")]
     latencies = data.get("latencies", [])
     if not isinstance(latencies, list):
         raise ValueError(f"{what}: latencies must be a list of seconds")
