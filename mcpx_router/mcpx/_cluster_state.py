@@ -1,0 +1,188 @@
+"""Who is present on the other gateways of a NATS cluster: pure bookkeeping, no I/O.
+
+Every gateway keeps a `SharedRoster` of the participants connected to the *other* gateways,
+per topic, fed by three sources that arrive in no guaranteed order:
+
+- presence frames (`join`, `leave`) the gateway holding the connection publishes to the topic;
+- each gateway's heartbeat, listing every participant it holds (so a lost frame heals within
+  one heartbeat);
+- silence: a gateway not heard for `expiry` seconds is dead, and its participants leave.
+
+A participant has one connection at a time: the one with the later connection id wins
+(`new_conn_id` orders by creation time), wherever it is. A connection that left is remembered
+for a while, so that a heartbeat sent before the `leave` but read after it does not bring it back.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["Change", "Placement", "SharedRoster", "decode_token", "encode_token", "new_conn_id"]
+
+
+def encode_token(text: str) -> str:
+    """`text` as one NATS subject token: unpadded base64url of its UTF-8 (no `.`, `*`, `>`)."""
+    return base64.urlsafe_b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii").rstrip("=")
+
+
+def decode_token(token: str) -> str:
+    """The inverse of `encode_token`."""
+    padded = token + "=" * (-len(token) % 4)
+    return base64.urlsafe_b64decode(padded.encode("ascii")).decode("utf-8", "surrogatepass")
+
+
+def new_conn_id() -> str:
+    """A connection id that sorts by creation time (wall clock, nanoseconds), then at random."""
+    return f"{time.time_ns():020d}-{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a participant's connection is: its gateway, its connection id, its roster entry."""
+
+    gateway: str
+    conn: str
+    info: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A change of the shared roster that the local participants of `topic` must be told."""
+
+    event: Literal["join", "leave"]
+    topic: str
+    participant_id: str
+    info: Mapping[str, Any]
+    replaces_local: bool = False
+    """A join of a newer connection of a participant this gateway holds: close ours (4000)."""
+
+
+Member = tuple[str, str, str, Mapping[str, Any]]
+"""(topic, participant id, connection id, roster entry) as a heartbeat lists them."""
+
+
+class SharedRoster:
+    """The participants connected to other gateways, per topic (see the module docstring).
+
+    Args:
+        me: This gateway's id (its own heartbeats and frames are not remote).
+        expiry: Seconds of silence after which a gateway counts as dead.
+        local_conn: The connection id this gateway holds for (topic, participant), if any.
+    """
+
+    def __init__(self, me: str, expiry: float, local_conn: Any) -> None:
+        self._me = me
+        self._expiry = expiry
+        self._local_conn = local_conn
+        self._topics: dict[str, dict[str, Placement]] = {}
+        self._seen: dict[str, float] = {}
+        self._gone: dict[tuple[str, str, str], float] = {}  # (topic, pid, conn) -> when it left
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def remote(self, topic: str) -> Mapping[str, Placement]:
+        return self._topics.get(topic, {})
+
+    def topics(self) -> set[str]:
+        return {t for t, entries in self._topics.items() if entries}
+
+    def gateways(self) -> set[str]:
+        return set(self._seen)
+
+    # -- sources ------------------------------------------------------------------------------
+
+    def joined(self, topic: str, pid: str, placement: Placement, now: float) -> Change | None:
+        """A `join` of a connection on another gateway; the change to announce, if any."""
+        if placement.gateway == self._me or (topic, pid, placement.conn) in self._gone:
+            return None
+        local = self._local_conn(topic, pid)
+        if local is not None and local > placement.conn:
+            return None  # ours is the newer connection: that one is being replaced
+        entries = self._topics.setdefault(topic, {})
+        known = entries.get(pid)
+        if known is not None and known.conn >= placement.conn:
+            return None  # the same connection, or an older one than we know
+        entries[pid] = placement
+        if placement.gateway not in self._seen:
+            self._seen[placement.gateway] = now
+        return Change("join", topic, pid, placement.info, replaces_local=local is not None)
+
+    def left(self, topic: str, pid: str, conn: str, now: float) -> Change | None:
+        """A `leave` of connection `conn`; the change to announce, if it was the one we knew."""
+        self._gone[(topic, pid, conn)] = now
+        entries = self._topics.get(topic, {})
+        known = entries.get(pid)
+        if known is None or known.conn != conn:
+            return None
+        del entries[pid]
+        if not entries:
+            del self._topics[topic]
+        return Change("leave", topic, pid, known.info)
+
+    def taken_over(self, topic: str, pid: str, now: float) -> None:
+        """`pid` connected to this gateway: its connection elsewhere, if any, is over (the local
+        `join` announces the move)."""
+        entries = self._topics.get(topic, {})
+        known = entries.pop(pid, None)
+        if known is not None:
+            self._gone[(topic, pid, known.conn)] = now
+        if not entries:
+            self._topics.pop(topic, None)
+
+    def heartbeat(self, gateway: str, members: Iterable[Member], now: float) -> list[Change]:
+        """`gateway` is alive and holds exactly `members`: joins for those we missed, leaves for
+        those it no longer holds."""
+        if gateway == self._me:
+            return []
+        self._seen[gateway] = now
+        self._forget_gone(now)
+        listed: set[tuple[str, str]] = set()
+        changes: list[Change] = []
+        for topic, pid, conn, info in members:
+            listed.add((topic, pid))
+            change = self.joined(topic, pid, Placement(gateway, conn, info), now)
+            if change is not None:
+                changes.append(change)
+        for topic, entries in list(self._topics.items()):
+            for pid, placement in list(entries.items()):
+                if placement.gateway == gateway and (topic, pid) not in listed:
+                    change = self.left(topic, pid, placement.conn, now)
+                    if change is not None:
+                        changes.append(change)
+        return changes
+
+    def expire(self, now: float) -> list[Change]:
+        """Leaves for every participant of the gateways not heard for `expiry` seconds."""
+        dead = {gw for gw, seen in self._seen.items() if now - seen > self._expiry}
+        changes: list[Change] = []
+        for gateway in dead:
+            del self._seen[gateway]
+            changes.extend(self.drop_gateway(gateway, now))
+        return changes
+
+    def drop_gateway(self, gateway: str, now: float) -> list[Change]:
+        """Every participant `gateway` held leaves (it said it is stopping, or it died)."""
+        self._seen.pop(gateway, None)
+        changes: list[Change] = []
+        for topic, entries in list(self._topics.items()):
+            for pid, placement in list(entries.items()):
+                if placement.gateway == gateway:
+                    change = self.left(topic, pid, placement.conn, now)
+                    if change is not None:
+                        changes.append(change)
+        return changes
+
+    def restart_clocks(self, now: float) -> None:
+        """Our own link to NATS was down: nobody could be heard, so nobody is judged on it."""
+        for gateway in self._seen:
+            self._seen[gateway] = now
+
+    def _forget_gone(self, now: float) -> None:
+        horizon = now - 2 * self._expiry
+        for key in [k for k, when in self._gone.items() if when < horizon]:
+            del self._gone[key]
