@@ -22,12 +22,14 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
 import anyio.abc
 import sniffio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._cluster_state import Change, Member, Placement, SharedRoster, decode_token, encode_token
 from ._errors import MCPxClusterError
@@ -44,6 +46,8 @@ logger = logging.getLogger("mcpx_router.mcpx.gateway")
 EXPIRY_BEATS: Final = 3
 """Heartbeats a gateway may miss before it counts as dead."""
 _PROBE_TIMEOUT: Final = 2.0
+_FIRST_ATTEMPTS: Final = 5
+"""Attempts (half a second apart) to reach NATS at start, before the gateway gives up."""
 _H_GATEWAY, _H_CONN, _H_PRESENCE, _H_PID = "Mcpx-Gateway", "Mcpx-Conn", "Mcpx-Presence", "Mcpx-Participant"
 
 
@@ -57,7 +61,7 @@ class ClusterHost(Protocol):
 
 
 class Cluster:
-    """This gateway's link to the others (see the module docstring). Run `run` in a task group."""
+    """This gateway's link to the others (see the module docstring), while `running()` lasts."""
 
     def __init__(
         self,
@@ -79,7 +83,7 @@ class Cluster:
         self._connect_timeout = connect_timeout
         self.roster = SharedRoster(self.gateway_id, heartbeat * EXPIRY_BEATS, host.local_conn)
         self._histories: dict[str, History] = {}
-        self._ops_send, self._ops_recv = anyio.create_memory_object_stream[tuple[Any, ...]](math.inf)
+        self._ops: MemoryObjectSendStream[tuple[Any, ...]] | None = None
         self._subs: dict[tuple[str, str], Any] = {}
         self._loaded_upto = 0
         self._loaded = anyio.Event()
@@ -122,31 +126,62 @@ class Cluster:
         """A frame one of our participants broadcast (already delivered to our own)."""
         self._publish(self._broadcast_subject(topic), text, {})
 
-    def send(self, topic: str, pid: str, text: str, on_missing: Callable[[], None]) -> None:
+    def send(self, topic: str, pid: str, text: str, on_fail: Callable[[str, str], None]) -> None:
         """An addressed frame for `pid`, who is not ours. When no gateway knows `pid` as present,
-        the frame goes as a request, and `on_missing` runs if nobody holding it answers."""
+        the frame goes as a request, and `on_fail(error, message)` runs if nobody holding it
+        answers; it runs at once while our link to NATS is down (the frame is not sent)."""
         subject = f"{self._prefix}.d.{encode_token(topic)}.{encode_token(pid)}"
-        if pid in self.roster.remote(topic):
+        if self._nc is None or not self._nc.is_connected:
+            message = "the gateways cannot reach each other now (NATS is down); send it again shortly"
+            on_fail("unavailable", message)
+        elif pid in self.roster.remote(topic):
             self._op("pub", subject, text.encode(), self._headers({}))
         else:
-            self._op("probe", subject, text.encode(), on_missing)
+            self._op("probe", subject, text.encode(), on_fail)
 
     # -- the task -----------------------------------------------------------------------------
 
-    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Connect, load the history, follow the others; `started` once the history is loaded."""
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Connect, load the history, follow the others until the block ends.
+
+        Raises:
+            MCPxClusterError: On trio, without nats-py, or when NATS (with JetStream) cannot be used.
+        """
+        nc = await self._connect()
+        self._nc = nc
+        self._ops, ops = anyio.create_memory_object_stream[tuple[Any, ...]](math.inf)
+        try:
+            try:
+                await self._load(nc)
+            except Exception as exc:
+                raise MCPxClusterError(
+                    f"NATS at {', '.join(self._servers)} cannot keep the topics' history: {exc}; "
+                    "is JetStream enabled (nats-server -js)?"
+                ) from None
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                tg.start_soon(self._drain, ops)
+                tg.start_soon(self._beat)
+                yield
+                tg.cancel_scope.cancel()
+        finally:
+            self._closing = True
+            self._ops.close()
+            ops.close()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                await nc.close()
+
+    async def _connect(self) -> NATS:
         if sniffio.current_async_library() != "asyncio":
             raise MCPxClusterError(
                 "the NATS mode of the gateway runs on asyncio only (the NATS client, nats-py, is "
-                "asyncio-only): run it with anyio.run(..., backend='asyncio'), or drop `nats`"
+                "asyncio-only): run it with anyio.run(..., backend='asyncio'), or leave out `nats`"
             )
         try:
             import nats
-            from nats.js.api import DeliverPolicy, StorageType
         except ImportError:
-            raise MCPxClusterError(
-                "the NATS mode needs nats-py: pip install 'mcpx-router[nats]'"
-            ) from None
+            raise MCPxClusterError("the NATS mode needs nats-py: pip install 'mcpx-router[nats]'") from None
 
         async def on_disconnected() -> None:
             if not self._closing:
@@ -165,7 +200,7 @@ class Cluster:
                 name=f"mcpx-gateway-{self.gateway_id}",
                 connect_timeout=max(1, math.ceil(self._connect_timeout)),
                 reconnect_time_wait=0.5,
-                max_reconnect_attempts=-1,
+                max_reconnect_attempts=_FIRST_ATTEMPTS,
                 disconnected_cb=on_disconnected,
                 reconnected_cb=on_reconnected,
                 error_cb=on_error,
@@ -175,50 +210,41 @@ class Cluster:
             raise MCPxClusterError(
                 f"could not connect to NATS at {servers}: {exc}; is nats-server running (with -js)?"
             ) from None
-        self._nc = nc
-        try:
-            js = nc.jetstream()
-            limit = max(1, self._history_limit)
-            try:
-                await js.add_stream(
-                    name=self._stream,
-                    subjects=[f"{self._prefix}.b.>"],
-                    max_msgs_per_subject=limit,
-                    storage=StorageType.FILE,
-                )
-            except Exception:
-                await js.update_stream(
-                    name=self._stream, subjects=[f"{self._prefix}.b.>"], max_msgs_per_subject=limit
-                )
-            info = await js.stream_info(self._stream)
-            self._loaded_upto = info.state.last_seq
-            if self._loaded_upto == 0:
-                self._loaded.set()
-            await nc.subscribe(f"{self._prefix}.hb", cb=self._on_heartbeat)
-            await js.subscribe(
-                f"{self._prefix}.b.>",
-                cb=self._on_broadcast,
-                ordered_consumer=True,
-                idle_heartbeat=1.0,
-                deliver_policy=DeliverPolicy.ALL,
-            )
-            with anyio.fail_after(30):
-                await self._loaded.wait()
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                tg.start_soon(self._drain)
-                tg.start_soon(self._beat)
-                task_status.started()
-        finally:
-            self._closing = True
-            self._ops_send.close()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
-                await nc.close()
+        nc.options["max_reconnect_attempts"] = -1  # once connected, reconnect for as long as we run
+        return nc
 
-    async def _drain(self) -> None:
+    async def _load(self, nc: NATS) -> None:
+        """Make sure the history stream exists; read it, then follow it live."""
+        from nats.js.api import DeliverPolicy, StorageType
+
+        js = nc.jetstream()
+        limit = max(1, self._history_limit)
+        subjects = [f"{self._prefix}.b.>"]
+        try:
+            await js.add_stream(
+                name=self._stream, subjects=subjects, max_msgs_per_subject=limit, storage=StorageType.FILE
+            )
+        except Exception:  # it exists, made with other settings
+            await js.update_stream(name=self._stream, subjects=subjects, max_msgs_per_subject=limit)
+        info = await js.stream_info(self._stream)
+        self._loaded_upto = info.state.last_seq
+        if self._loaded_upto == 0:
+            self._loaded.set()
+        await nc.subscribe(f"{self._prefix}.hb", cb=self._on_heartbeat)
+        await js.subscribe(
+            subjects[0],
+            cb=self._on_broadcast,
+            ordered_consumer=True,
+            idle_heartbeat=1.0,
+            deliver_policy=DeliverPolicy.ALL,
+        )
+        with anyio.fail_after(30):
+            await self._loaded.wait()
+
+    async def _drain(self, ops: MemoryObjectReceiveStream[tuple[Any, ...]]) -> None:
         assert self._nc is not None and self._tg is not None
         nc, tg = self._nc, self._tg
-        async for op in self._ops_recv:
+        async for op in ops:
             try:
                 if op[0] == "pub":
                     await nc.publish(op[1], op[2], headers=op[3])
@@ -238,19 +264,20 @@ class Cluster:
             except Exception as exc:  # NATS down: the frame is lost, as a dropped connection's would be
                 logger.warning("NATS: %s failed: %s", op[0], exc)
 
-    async def _probe(self, subject: str, data: bytes, on_missing: Callable[[], None]) -> None:
+    async def _probe(self, subject: str, data: bytes, on_fail: Callable[[str, str], None]) -> None:
         assert self._nc is not None
+        pid = decode_token(subject.rsplit(".", 1)[1])
         try:
             reply = await self._nc.request(subject, data, timeout=_PROBE_TIMEOUT, headers=self._headers({}))
+            delivered = reply.data == b"1"
         except Exception:
-            on_missing()
-            return
-        if reply.data != b"1":
-            on_missing()
+            delivered = False
+        if not delivered:
+            on_fail("unknown_recipient", f"not in topic {decode_token(subject.split('.')[2])!r}: {pid}")
 
     async def _beat(self) -> None:
         assert self._nc is not None
-        while True:
+        while not self._closing:
             members = [[t, p, c, dict(i)] for t, p, c, i in self._host.local_members()]
             body = json.dumps({"gateway": self.gateway_id, "members": members}).encode()
             self._op("pub", f"{self._prefix}.hb", body, None)
@@ -330,7 +357,9 @@ class Cluster:
         self._op("pub", subject, text.encode(), self._headers(extra))
 
     def _op(self, *op: Any) -> None:
+        if self._ops is None:
+            return  # not running yet
         try:
-            self._ops_send.send_nowait(op)
+            self._ops.send_nowait(op)
         except anyio.ClosedResourceError:
             pass  # the gateway is stopping

@@ -376,7 +376,7 @@ class Gateway:
             if target is not None:
                 target.enqueue(text)
             elif self.cluster is not None:
-                self.cluster.send(room.topic, recipient, text, self._missing(conn, room, recipient, envelope))
+                self.cluster.send(room.topic, recipient, text, self._refuser(conn, envelope))
             else:
                 missing.append(recipient)
         if missing:
@@ -386,7 +386,5 @@ class Gateway:
         message = f"not in topic {room.topic!r}: {', '.join(missing)}"
         self._reject(conn, FrameRejected("unknown_recipient", message, envelope["id"]))
 
-    def _missing(
-        self, conn: _Connection, room: _Room, recipient: str, envelope: dict[str, Any]
-    ) -> Callable[[], None]:
-        return lambda: self._unknown(conn, room, [recipient], envelope)
+    def _refuser(self, conn: _Connection, envelope: dict[str, Any]) -> Callable[[str, str], None]:
+        return lambda error, message: self._reject(conn, FrameRejected(error, message, envelope["id"]))

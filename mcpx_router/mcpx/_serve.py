@@ -11,7 +11,7 @@ import logging
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -148,12 +148,9 @@ async def run_gateway(
             "the NATS mode of the gateway runs on asyncio only (the NATS client, nats-py, is "
             "asyncio-only): run it with anyio.run(..., backend='asyncio'), or leave out `nats`"
         )
-    async with anyio.create_task_group() as tg:
+    async with AsyncExitStack() as stack:
         if cluster is not None:
-            try:
-                await tg.start(cluster.run)
-            except BaseExceptionGroup as group:  # the one failure of the cluster's own tasks
-                raise group.exceptions[0] from None
+            await stack.enter_async_context(cluster.running())
         async with serve_asgi(
             gw.app,
             host=host,
@@ -163,7 +160,6 @@ async def run_gateway(
             keepalive=keepalive,
         ) as url:
             yield url
-        tg.cancel_scope.cancel()
 
 
 async def serve_gateway(
