@@ -118,7 +118,7 @@ def add_peer_commands(commands: argparse._SubParsersAction[Any]) -> None:
 def _shared_options(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser)
     group = parser.add_argument_group("the participants of an MCPx topic as the servers")
-    gateway_help = "the gateway's URL, e.g. http://127.0.0.1:8080 (repeat it for gateways sharing topics via NATS)"
+    gateway_help = "the gateway's URL, e.g. http://127.0.0.1:8080 (repeat it for gateways sharing a topic)"
     group.add_argument("--gateway", metavar="URL", action="append", help=gateway_help)
     group.add_argument("--topic", help="the topic to join (with --gateway)")
     group.add_argument("--id", dest="participant_id", default="mcpx-router", help="our participant id")
