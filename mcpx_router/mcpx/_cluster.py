@@ -17,6 +17,7 @@ on asyncio only, so this mode does too: on trio, `MCPxClusterError` says so.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -31,7 +32,15 @@ import anyio.abc
 import sniffio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ._cluster_state import Change, Member, Placement, SharedRoster, decode_token, encode_token
+from ._cluster_state import (
+    Change,
+    Member,
+    Placement,
+    SharedRoster,
+    decode_token,
+    encode_token,
+    heartbeat_stamp,
+)
 from ._errors import MCPxClusterError
 from ._gateway_state import History, system_frame
 
@@ -159,11 +168,15 @@ class Cluster:
                     f"NATS at {', '.join(self._servers)} cannot keep the topics' history: {exc}; "
                     "is JetStream enabled (nats-server -js)?"
                 ) from None
+            drained = anyio.Event()
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                tg.start_soon(self._drain, ops)
+                tg.start_soon(self._drain, ops, drained)
                 tg.start_soon(self._beat)
                 yield
+                self._ops.close()  # what is queued (our participants' leaves) still goes out
+                with anyio.move_on_after(2):
+                    await drained.wait()
                 tg.cancel_scope.cancel()
         finally:
             self._closing = True
@@ -241,7 +254,7 @@ class Cluster:
         with anyio.fail_after(30):
             await self._loaded.wait()
 
-    async def _drain(self, ops: MemoryObjectReceiveStream[tuple[Any, ...]]) -> None:
+    async def _drain(self, ops: MemoryObjectReceiveStream[tuple[Any, ...]], drained: anyio.Event) -> None:
         assert self._nc is not None and self._tg is not None
         nc, tg = self._nc, self._tg
         async for op in ops:
@@ -263,6 +276,9 @@ class Cluster:
                     tg.start_soon(self._probe, op[1], op[2], op[3])
             except Exception as exc:  # NATS down: the frame is lost, as a dropped connection's would be
                 logger.warning("NATS: %s failed: %s", op[0], exc)
+        with contextlib.suppress(Exception):
+            await nc.flush(timeout=1)
+        drained.set()
 
     async def _probe(self, subject: str, data: bytes, on_fail: Callable[[str, str], None]) -> None:
         assert self._nc is not None
@@ -278,8 +294,9 @@ class Cluster:
     async def _beat(self) -> None:
         assert self._nc is not None
         while not self._closing:
+            sent = heartbeat_stamp()
             members = [[t, p, c, dict(i)] for t, p, c, i in self._host.local_members()]
-            body = json.dumps({"gateway": self.gateway_id, "members": members}).encode()
+            body = json.dumps({"gateway": self.gateway_id, "sent": sent, "members": members}).encode()
             self._op("pub", f"{self._prefix}.hb", body, None)
             if self._nc.is_connected:
                 self._apply(self.roster.expire(time.monotonic()), None)
@@ -292,12 +309,12 @@ class Cluster:
     async def _on_heartbeat(self, msg: Msg) -> None:
         try:
             body = json.loads(msg.data)
-            gateway = body["gateway"]
+            gateway, sent = body["gateway"], body["sent"]
             members = [(t, p, c, i) for t, p, c, i in body["members"]]
         except (ValueError, KeyError, TypeError):
             logger.warning("ignoring a malformed heartbeat on %s", msg.subject)
             return
-        self._apply(self.roster.heartbeat(gateway, members, time.monotonic()), None)
+        self._apply(self.roster.heartbeat(gateway, members, time.monotonic(), sent), None)
 
     async def _on_direct(self, msg: Msg) -> None:
         _, _, topic_token, pid_token = msg.subject.split(".")

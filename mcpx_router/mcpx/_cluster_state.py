@@ -22,7 +22,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Change", "Placement", "SharedRoster", "decode_token", "encode_token", "new_conn_id"]
+__all__ = [
+    "Change",
+    "Placement",
+    "SharedRoster",
+    "decode_token",
+    "encode_token",
+    "heartbeat_stamp",
+    "new_conn_id",
+]
 
 
 def encode_token(text: str) -> str:
@@ -38,7 +46,12 @@ def decode_token(token: str) -> str:
 
 def new_conn_id() -> str:
     """A connection id that sorts by creation time (wall clock, nanoseconds), then at random."""
-    return f"{time.time_ns():020d}-{secrets.token_hex(4)}"
+    return f"{heartbeat_stamp()}-{secrets.token_hex(4)}"
+
+
+def heartbeat_stamp() -> str:
+    """Now, comparable with the connection ids made on the same clock (see `new_conn_id`)."""
+    return f"{time.time_ns():020d}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +147,10 @@ class SharedRoster:
         if not entries:
             self._topics.pop(topic, None)
 
-    def heartbeat(self, gateway: str, members: Iterable[Member], now: float) -> list[Change]:
-        """`gateway` is alive and holds exactly `members`: joins for those we missed, leaves for
-        those it no longer holds."""
+    def heartbeat(self, gateway: str, members: Iterable[Member], now: float, sent: str) -> list[Change]:
+        """`gateway` is alive and held exactly `members` at `sent` (a `new_conn_id` time, on its
+        clock): joins for those we missed, leaves for the connections it made before `sent` and
+        no longer holds (a heartbeat older than a `join` says nothing about that connection)."""
         if gateway == self._me:
             return []
         self._seen[gateway] = now
@@ -150,7 +164,7 @@ class SharedRoster:
                 changes.append(change)
         for topic, entries in list(self._topics.items()):
             for pid, placement in list(entries.items()):
-                if placement.gateway == gateway and (topic, pid) not in listed:
+                if placement.gateway == gateway and (topic, pid) not in listed and placement.conn < sent:
                     change = self.left(topic, pid, placement.conn, now)
                     if change is not None:
                         changes.append(change)
