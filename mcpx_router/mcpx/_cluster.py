@@ -80,6 +80,7 @@ class Cluster:
         prefix: str = "mcpx",
         heartbeat: float = 2.0,
         history_limit: int = 100,
+        replicas: int = 1,
         connect_timeout: float = 10.0,
     ) -> None:
         self.gateway_id = uuid.uuid4().hex
@@ -89,6 +90,7 @@ class Cluster:
         self._stream = f"{prefix.upper().replace('-', '_')}_HISTORY"
         self._heartbeat = heartbeat
         self._history_limit = history_limit
+        self._replicas = replicas
         self._connect_timeout = connect_timeout
         self.roster = SharedRoster(self.gateway_id, heartbeat * EXPIRY_BEATS, host.local_conn)
         self._histories: dict[str, History] = {}
@@ -168,21 +170,27 @@ class Cluster:
                     f"NATS at {', '.join(self._servers)} cannot keep the topics' history: {exc}; "
                     "is JetStream enabled (nats-server -js)?"
                 ) from None
-            drained = anyio.Event()
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                tg.start_soon(self._drain, ops, drained)
+                tg.start_soon(self._drain, ops)
                 tg.start_soon(self._beat)
                 yield
-                self._ops.close()  # what is queued (our participants' leaves) still goes out
-                with anyio.move_on_after(2):
-                    await drained.wait()
                 tg.cancel_scope.cancel()
         finally:
             self._closing = True
             self._ops.close()
-            ops.close()
             with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                # What is still queued (our participants' leaves, as the gateway stops) goes out.
+                while True:
+                    try:
+                        op = ops.receive_nowait()
+                    except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                        break
+                    if op[0] == "pub":
+                        await self._do(nc, op)
+                with contextlib.suppress(Exception):
+                    await nc.flush(timeout=1)
+                ops.close()
                 await nc.close()
 
     async def _connect(self) -> NATS:
@@ -229,17 +237,25 @@ class Cluster:
     async def _load(self, nc: NATS) -> None:
         """Make sure the history stream exists; read it, then follow it live."""
         from nats.js.api import DeliverPolicy, StorageType
+        from nats.js.errors import NotFoundError
 
         js = nc.jetstream()
         limit = max(1, self._history_limit)
         subjects = [f"{self._prefix}.b.>"]
         try:
-            await js.add_stream(
-                name=self._stream, subjects=subjects, max_msgs_per_subject=limit, storage=StorageType.FILE
+            info = await js.stream_info(self._stream)
+        except NotFoundError:
+            info = await js.add_stream(
+                name=self._stream,
+                subjects=subjects,
+                max_msgs_per_subject=limit,
+                storage=StorageType.FILE,
+                num_replicas=self._replicas,
             )
-        except Exception:  # it exists, made with other settings
-            await js.update_stream(name=self._stream, subjects=subjects, max_msgs_per_subject=limit)
-        info = await js.stream_info(self._stream)
+        else:  # made by another gateway, or edited by the operator: its settings win
+            kept = info.config.max_msgs_per_subject
+            if kept != limit:
+                logger.info("stream %s keeps %s broadcasts per topic (not %d)", self._stream, kept, limit)
         self._loaded_upto = info.state.last_seq
         if self._loaded_upto == 0:
             self._loaded.set()
@@ -254,31 +270,30 @@ class Cluster:
         with anyio.fail_after(30):
             await self._loaded.wait()
 
-    async def _drain(self, ops: MemoryObjectReceiveStream[tuple[Any, ...]], drained: anyio.Event) -> None:
-        assert self._nc is not None and self._tg is not None
-        nc, tg = self._nc, self._tg
+    async def _drain(self, ops: MemoryObjectReceiveStream[tuple[Any, ...]]) -> None:
+        assert self._nc is not None
         async for op in ops:
-            try:
-                if op[0] == "pub":
-                    await nc.publish(op[1], op[2], headers=op[3])
-                elif op[0] == "sub":
-                    key = (op[1], op[2])
-                    if key not in self._subs:
-                        subject = f"{self._prefix}.d.{encode_token(op[1])}.{encode_token(op[2])}"
-                        self._subs[key] = await nc.subscribe(subject, cb=self._on_direct)
-                elif op[0] == "unsub":
-                    sub = self._subs.pop((op[1], op[2]), None)
-                    if sub is not None and self._host.local_conn(op[1], op[2]) is None:
-                        await sub.unsubscribe()
-                    elif sub is not None:
-                        self._subs[(op[1], op[2])] = sub  # it came back meanwhile
-                elif op[0] == "probe":
-                    tg.start_soon(self._probe, op[1], op[2], op[3])
-            except Exception as exc:  # NATS down: the frame is lost, as a dropped connection's would be
-                logger.warning("NATS: %s failed: %s", op[0], exc)
-        with contextlib.suppress(Exception):
-            await nc.flush(timeout=1)
-        drained.set()
+            await self._do(self._nc, op)
+
+    async def _do(self, nc: NATS, op: tuple[Any, ...]) -> None:
+        try:
+            if op[0] == "pub":
+                await nc.publish(op[1], op[2], headers=op[3])
+            elif op[0] == "sub":
+                key = (op[1], op[2])
+                if key not in self._subs:
+                    subject = f"{self._prefix}.d.{encode_token(op[1])}.{encode_token(op[2])}"
+                    self._subs[key] = await nc.subscribe(subject, cb=self._on_direct)
+            elif op[0] == "unsub":
+                sub = self._subs.pop((op[1], op[2]), None)
+                if sub is not None and self._host.local_conn(op[1], op[2]) is None:
+                    await sub.unsubscribe()
+                elif sub is not None:
+                    self._subs[(op[1], op[2])] = sub  # it came back meanwhile
+            elif op[0] == "probe" and self._tg is not None:
+                self._tg.start_soon(self._probe, op[1], op[2], op[3])
+        except Exception as exc:  # NATS down: the frame is lost, as a dropped connection's would be
+            logger.warning("NATS: %s failed: %s", op[0], exc)
 
     async def _probe(self, subject: str, data: bytes, on_fail: Callable[[str, str], None]) -> None:
         assert self._nc is not None

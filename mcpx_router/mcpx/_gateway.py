@@ -150,6 +150,7 @@ class Gateway:
                 prefix=self.config.nats_prefix,
                 heartbeat=self.config.nats_heartbeat,
                 history_limit=self.config.history_limit,
+                replicas=self.config.nats_replicas,
             )
         self.app = Starlette(
             routes=[

@@ -70,6 +70,9 @@ class GatewayConfig:
     needs nats-py, `pip install 'mcpx-router[nats]'`). None: a gateway on its own."""
     nats_prefix: str = "mcpx"
     """The subjects' prefix (and the history stream's name), so deployments can share a NATS."""
+    nats_replicas: int = 1
+    """Replicas of the history stream when this gateway creates it (3 on a 3-node NATS cluster
+    keeps the history through the loss of a node); an existing stream keeps its own settings."""
     nats_heartbeat: float = 2.0
     """Seconds between this gateway's heartbeats; one silent for three is taken as dead and its
     participants leave every roster."""
@@ -83,6 +86,8 @@ class GatewayConfig:
             raise ValueError(
                 f"nats_prefix must be 1 to 32 letters, digits, '_' or '-', not {self.nats_prefix!r}"
             )
+        if not 1 <= self.nats_replicas <= 5:
+            raise ValueError(f"nats_replicas must be 1 to 5 (JetStream's range), not {self.nats_replicas!r}")
         if not self.nats_heartbeat > 0:
             raise ValueError(f"nats_heartbeat must be positive seconds, not {self.nats_heartbeat!r}")
         for grant in self.tokens.values():

@@ -244,6 +244,9 @@ def gateway_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--nats-prefix", default="mcpx", help="subject prefix on NATS (default: mcpx)")
     parser.add_argument(
+        "--nats-replicas", type=int, default=1, help="replicas of the history stream when made (default: 1)"
+    )
+    parser.add_argument(
         "--nats-heartbeat",
         type=float,
         default=2.0,
@@ -295,5 +298,6 @@ def _config(args: argparse.Namespace, tokens: dict[str, TokenGrant], verifier: A
         ping_timeout=args.ping_timeout,
         nats=[u.strip() for item in args.nats for u in item.split(",") if u.strip()] or None,
         nats_prefix=args.nats_prefix,
+        nats_replicas=args.nats_replicas,
         nats_heartbeat=args.nats_heartbeat,
     )
