@@ -6,6 +6,10 @@ backend); the participants and Routers run in the test on asyncio and on trio.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -341,3 +345,40 @@ async def test_the_nats_mode_refuses_trio_and_an_unreachable_nats(anyio_backend:
         GatewayConfig(nats="nats://127.0.0.1:4222", nats_prefix="a.b")
     with pytest.raises(ValueError, match="at least one"):
         GatewayConfig(nats=[])
+
+
+def test_the_commands_with_several_gateways(cluster: tuple[NatsServer, list[GatewayProcess]]) -> None:
+    """`bridge` on gateway 2 (listed after a dead one); `tools` and `call` through gateways 1 and 3."""
+    urls = [g.url for g in cluster[1]]
+    topic = new_topic()
+    command = [sys.executable, "-m", "mcpx_router"]
+    dead = f"http://127.0.0.1:{free_port()}"
+    server = [sys.executable, "-m", "mcpx_router.testing", "docs"]
+    flags = ["--gateway", dead, "--gateway", urls[1], "--topic", topic, "--id", "docs"]
+    bridge = subprocess.Popen(
+        [*command, "bridge", *flags, "--token", token("docs", topic), "--", *server],
+        start_new_session=True,
+    )
+    try:
+        host = ["--topic", topic, "--token", token("mcpx-router", topic)]
+        deadline = time.monotonic() + 30
+        while True:  # the bridge joins once its server has started: ask until it is listed
+            tools = subprocess.run(
+                [*command, "tools", "--gateway", f"{dead},{urls[0]}", *host],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            if "docs__search" in tools.stdout or time.monotonic() > deadline:
+                break
+        assert tools.stdout.rstrip().endswith("2 tools from 1 peer: docs"), tools.stderr
+        answer = subprocess.run(
+            [*command, "call", "docs__search", "query=names", "--gateway", urls[2], *host],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert answer.stdout == "docs/architecture.md: tools are published as peer__tool.\n", answer.stderr
+    finally:
+        bridge.send_signal(signal.SIGTERM)
+        assert bridge.wait(timeout=20) == 0

@@ -156,6 +156,9 @@ def gateways(
             proc.wait_ready()
         yield procs
     finally:
+        for proc in procs:  # all at once: each takes its grace period to close its connections
+            if proc.proc is not None and proc.proc.poll() is None:
+                proc.proc.terminate()
         for proc in procs:
             proc.stop()
 
