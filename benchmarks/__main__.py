@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from . import bench_router, catalogue, dispatch, growth, imports, names
+from . import bench_router, catalogue, dispatch, facade, growth, imports, names, tracing
 from ._common import Row, Settings, machine, print_table, revision
 
 BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
@@ -27,6 +27,8 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     bench_router.NAME: bench_router.run,
     names.NAME: names.run,
     imports.NAME: imports.run,
+    tracing.NAME: tracing.run,
+    facade.NAME: facade.run,
 }
 
 # With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.

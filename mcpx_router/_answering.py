@@ -12,6 +12,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from ._catalogue import Catalogue, PublishedTool
 from ._dispatch import CallProgress, Outcome, PeerEntry, prepare_arguments, run_on_peer
 from ._dispatch import error as _error
+from ._tracing import traced_call, tracing
 from .model._arguments import ArgumentsError
 from .model._calls import ToolCall, answer
 from .model._rich import chat_media_message, has_media, responses_output
@@ -96,18 +97,24 @@ class Answerer:
         """Resolve the call's name, prepare its arguments and run it on its peer.
 
         A plain function returning the awaitable (await it at once): the call is sent with no
-        coroutine of ours between the caller's and the one that runs it on its peer.
+        coroutine of ours between the caller's and the one that runs it on its peer, unless
+        OpenTelemetry is configured: then it runs inside its `execute_tool` span.
         """
+        if tracing():
+            return traced_call(call, self._run(call, call_timeout))
+        return self._run(call, call_timeout)
+
+    def _run(self, call: ToolCall, call_timeout: float | None) -> Awaitable[Outcome]:
         if call.problem is not None:
-            return _ready(_error(call.problem))
+            return _ready(_error(call.problem, kind="invalid_call"))
         tool = self._catalogue.lookup(call.name)
         peer = self._peers.get(tool.peer) if tool is not None else None
         if tool is None or peer is None:
-            return _ready(_error(self._catalogue.why_unknown(call.name)))
+            return _ready(_error(self._catalogue.why_unknown(call.name), kind="unknown_tool"))
         try:
             arguments = prepare_arguments(tool, call.arguments)
         except ArgumentsError as exc:
-            return _ready(_error(f"{call.name} was not called. {exc}", tool))
+            return _ready(_error(f"{call.name} was not called. {exc}", tool, "invalid_arguments"))
         limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is UNSET else call_timeout
         return run_on_peer(
             peer,

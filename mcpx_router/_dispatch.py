@@ -65,10 +65,14 @@ class Outcome:
     """The tool that was called, when the name resolved."""
     result: mt.CallToolResult | None = None
     """The peer's own result, when it answered."""
+    error_type: str | None = None
+    """What kind of failure, when `is_error`: "unknown_tool", "invalid_call", "invalid_arguments",
+    "peer_busy", "timeout", "peer_unavailable", "tool_error", or the qualified name of the
+    exception a peer's call raised."""
 
 
-def error(message: str, tool: PublishedTool | None = None) -> Outcome:
-    return Outcome(f"Error: {message}", True, tool)
+def error(message: str, tool: PublishedTool | None = None, kind: str = "error") -> Outcome:
+    return Outcome(f"Error: {message}", True, tool, error_type=kind)
 
 
 def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -178,6 +182,7 @@ def _not_sent(limiter: anyio.CapacityLimiter, tool: PublishedTool, name: str) ->
         f"{name} was not sent (peer {tool.peer!r} was busy: {running} {calls} already running); "
         "it is safe to retry",
         tool,
+        "peer_busy",
     )
 
 
@@ -218,16 +223,17 @@ async def _run(
             isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and left is not None
         ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
         if timed_out:
-            return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool)
+            return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool, "timeout")
         if isinstance(exc, PeerUnavailableError):
             # The connection's own account: left, sent and lost, or not sent.
-            return error(f"{name}: {exc}", tool)
+            return error(f"{name}: {exc}", tool, "peer_unavailable")
         # A JSON-RPC error is the peer's answer (no traceback of ours to show); anything else is kept whole.
         answered = isinstance(exc, mcp.MCPError)
         logger.info("call to %s on peer %r failed: %s", tool.tool, tool.peer, exc, exc_info=not answered)
-        return error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}", tool)
+        failure = f"{type(exc).__module__}.{type(exc).__qualname__}"
+        return error(f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}", tool, failure)
     if is_error:
-        return Outcome(f"Error: {name} reported a failure: {text}", True, tool, result)
+        return Outcome(f"Error: {name} reported a failure: {text}", True, tool, result, "tool_error")
     return Outcome(text, False, tool, result)
 
 

@@ -24,6 +24,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._adapter import OpenAIPeerToolAdapter
 from .._session import ToolSession
+from .._tracing import connect_span
 from ._callbacks import merge_callbacks
 from ._content import ContentStore
 from ._content_follow import PeerContent
@@ -135,7 +136,11 @@ class Member:
     ) -> None:
         # The deadline covers the handshake and the first listing and is lifted once both are done;
         # it sits outside the session's context manager because that one holds task groups open.
-        with anyio.CancelScope(deadline=anyio.current_time() + self._settings.connect_timeout) as deadline:
+        connecting = connect_span(self.peer, self.spec, reconnect=self._joined, attempt=self.attempts)
+        with (
+            connecting,
+            anyio.CancelScope(deadline=anyio.current_time() + self._settings.connect_timeout) as deadline,
+        ):
             async with AsyncExitStack() as stack:
                 session = await stack.enter_async_context(
                     open_session(
@@ -154,6 +159,7 @@ class Member:
                 await self.content.load(session, relist_tools=False)
                 names = await self._publish(connection)
                 deadline.deadline = math.inf
+                connecting.connected(len(names))
                 if not self._joined:
                     self._joined = True
                     self._hub.emit(PeerJoined(self.peer, self._adapter.version, names))

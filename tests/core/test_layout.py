@@ -20,7 +20,7 @@ import mcpx_router
 
 PACKAGE = Path(mcpx_router.__file__).resolve().parent
 ROOT = "mcpx_router"
-SUBPACKAGES = ("model", "peers", "mcpx", "cli")
+SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync")
 MAX_LINES = 400
 
 
@@ -54,7 +54,7 @@ def _imports(name: str) -> Iterator[str]:
 
 
 def _area(name: str) -> str:
-    """'model', 'peers', 'mcpx', 'cli', or 'core' for the package's top-level modules."""
+    """'model', 'peers', 'mcpx', 'cli', 'sync', or 'core' for the package's top-level modules."""
     parts = name.split(".")
     return parts[1] if len(parts) > 1 and parts[1] in SUBPACKAGES else "core"
 
@@ -109,6 +109,19 @@ def test_the_core_imports_neither_the_router_side_nor_the_command() -> None:
     # The package's __init__ is its public face: it re-exports the Router (see docs/architecture.md).
     facade = {"mcpx_router", "mcpx_router.__main__"}
     assert _breaking("core below peers, mcpx and cli", {"core": {"core", "model"}}, facade) == []
+
+
+def test_the_blocking_facade_sits_on_top_and_nothing_imports_it() -> None:
+    # `mcpx_router.sync` wraps the Router; the command and the rest know nothing of it.
+    assert _breaking("sync above peers, below nothing", {"sync": {"sync", "peers", "core", "model"}}) == []
+    wrong = [
+        f"{name} imports {target}"
+        for name, targets in EDGES.items()
+        if _area(name) != "sync"
+        for target in targets
+        if _area(target) == "sync"
+    ]
+    assert wrong == []
 
 
 def test_peers_does_not_import_the_command() -> None:
@@ -191,6 +204,7 @@ def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> No
         "mcpx_router.mcpx._participant",
         "mcpx_router.mcpx._envelope",
         "mcpx_router.mcpx._bridge",
+        "mcpx_router.sync",
     }
     assert lazy & after_import == set()
 

@@ -5,12 +5,13 @@ Never run, only type-checked (tests/typing/test_typing.py).
 
 from __future__ import annotations
 
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageParam
 from openai.types.responses import Response, ResponseInputItemParam
 
-from mcpx_router import OpenAIPeerToolAdapter, Router
+from mcpx_router import OpenAIPeerToolAdapter, Router, sync
 from mcpx_router.loop import run_chat, run_responses
+from mcpx_router.sync.loop import run_chat as sync_run_chat
 
 
 async def misuse(
@@ -41,3 +42,9 @@ async def misuse(
     await run_responses(client, adapter, model="m", input="hi", max_tokens=10)  # error: call-arg
     await run_chat(client, adapter, model="m", messages=["hello"])  # error: list-item
     await run_responses(client, adapter, model="m", input=messages)  # error: arg-type
+    blocking = sync.Router(backend="curio")  # error: arg-type
+    await blocking.dispatch(message.tool_calls)  # error: misc
+    items += blocking.dispatch(message.tool_calls)  # error: arg-type
+    sync.OpenAIPeerToolAdapter().add_peer("x", "http://h/mcp", include_tools=["a"])  # error: call-arg
+    sync_run_chat(client, blocking, model="m", messages=messages)  # error: arg-type
+    sync_run_chat(OpenAI(), blocking, model="m", messages=messages, temprature=1)  # error: call-arg

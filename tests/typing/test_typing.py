@@ -1,6 +1,7 @@
 """User code typed with the `openai` SDK's own types passes `mypy --strict`; each misuse is reported.
 
-The user code is `usage_openai.py` and the README's quickstart; the misuses, `misuse_openai.py`.
+The user code is `usage_openai.py`, `usage_sync.py` (the blocking facade) and the README's
+quickstart; the misuses, `misuse_openai.py`.
 
 mypy runs in-process on both files at once, with the project's configuration and its cache
 directory (`.mypy_cache`, shared with the project's own type check), so only a first run on a
@@ -18,6 +19,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 README = ROOT / "README.md"
 USAGE = HERE / "usage_openai.py"
+USAGE_SYNC = HERE / "usage_sync.py"
 MISUSE = HERE / "misuse_openai.py"
 EXPECTED = re.compile(r"#\s*error:\s*([a-z-]+)\s*$")
 REPORTED = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+): error: .*\[(?P<code>[a-z-]+)\]$")
@@ -43,6 +45,7 @@ def test_user_code_type_checks_and_every_misuse_is_an_error(tmp_path: Path) -> N
             "--no-pretty",
             "--show-error-codes",
             str(USAGE),
+            str(USAGE_SYNC),
             str(MISUSE),
             str(quickstart),
         ]
@@ -50,7 +53,7 @@ def test_user_code_type_checks_and_every_misuse_is_an_error(tmp_path: Path) -> N
     assert stderr == ""
     errors = [REPORTED.match(line) for line in stdout.splitlines() if ": error: " in line]
     assert all(errors), stdout
-    user_code = (USAGE.name, quickstart.name)
+    user_code = (USAGE.name, USAGE_SYNC.name, quickstart.name)
     in_usage = [m.group(0) for m in errors if m and Path(m["file"]).name in user_code]
     assert in_usage == [], "\n".join(in_usage)
     found = {(int(m["line"]), m["code"]) for m in errors if m and Path(m["file"]).name == MISUSE.name}

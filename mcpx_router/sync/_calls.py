@@ -1,0 +1,167 @@
+"""The blocking call methods, typed as the async ones: each call shape answered in its own type."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, overload
+
+from .._answering import UNSET
+from .._dispatch import Outcome
+from .._naming import ToolKey
+from ._portal import LoopThread
+
+if TYPE_CHECKING:
+    from openai.types.chat import (
+        ChatCompletionFunctionMessageParam,
+        ChatCompletionFunctionToolParam,
+        ChatCompletionMessage,
+        ChatCompletionToolMessageParam,
+    )
+    from openai.types.responses import FunctionToolParam, Response, ResponseCustomToolCallOutputParam
+    from openai.types.responses.response_input_item_param import FunctionCallOutput
+    from openai.types.shared_params import FunctionDefinition
+
+    from .._catalogue import PublishedTool
+    from ..model._calls import (
+        Answer,
+        ChatAnswer,
+        ChatCall,
+        LegacyCall,
+        ResponsesAnswer,
+        ResponsesCustomCall,
+        ResponsesFunctionCall,
+        ResponsesItem,
+    )
+    from ..peers._router import Router as AsyncRouter
+
+__all__ = ["BlockingCalls"]
+
+
+class BlockingCalls:
+    """The tool lists and the call methods of a blocking facade, each run in its event loop thread."""
+
+    _loop: LoopThread[AsyncRouter]
+
+    # -- the catalogue ----------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """Changes whenever the published tools change, and only then."""
+        return self._loop.call(lambda: self._loop.value.version)
+
+    @property
+    def tools(self) -> tuple[PublishedTool, ...]:
+        """Every published tool, in peer registration order."""
+        return self._loop.call(lambda: self._loop.value.tools)
+
+    def get_openai_tools(
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
+    ) -> tuple[ChatCompletionFunctionToolParam, ...]:
+        """The Chat Completions `tools` list (see `OpenAIPeerToolAdapter.get_openai_tools`)."""
+        return self._loop.call(
+            self._loop.value.get_openai_tools, relevant_to=relevant_to, max_tools=max_tools
+        )
+
+    def get_responses_tools(
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
+    ) -> tuple[FunctionToolParam, ...]:
+        """The Responses API `tools` list (see `OpenAIPeerToolAdapter.get_responses_tools`)."""
+        return self._loop.call(
+            self._loop.value.get_responses_tools, relevant_to=relevant_to, max_tools=max_tools
+        )
+
+    def get_openai_functions(
+        self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
+    ) -> tuple[FunctionDefinition, ...]:
+        """The legacy `functions` list (see `OpenAIPeerToolAdapter.get_openai_functions`)."""
+        return self._loop.call(
+            self._loop.value.get_openai_functions, relevant_to=relevant_to, max_tools=max_tools
+        )
+
+    def resolve(self, name: str) -> ToolKey:
+        """The (peer, tool) published under a public name; raise UnknownToolError if none is."""
+        return self._loop.call(self._loop.value.adapter.resolve, name)
+
+    def public_name(self, peer_id: str, tool: str) -> str:
+        """The public name of `peer_id`'s tool `tool`; raise UnknownToolError if it is not published."""
+        return self._loop.call(self._loop.value.adapter.public_name, peer_id, tool)
+
+    def rejected_tools(self, peer_id: str) -> dict[str, str]:
+        """Tools of `peer_id` that could not be published, each with the reason."""
+        return self._loop.call(self._loop.value.adapter.rejected_tools, peer_id)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    @overload
+    def dispatch(
+        self, tool_calls: Iterable[ChatCall] | ChatCall | None, *, call_timeout: float | None = ...
+    ) -> list[ChatAnswer]: ...
+    @overload
+    def dispatch(
+        self,
+        tool_calls: Response | Iterable[ResponsesItem] | ResponsesFunctionCall | ResponsesCustomCall,
+        *,
+        call_timeout: float | None = ...,
+    ) -> list[ResponsesAnswer]: ...
+    @overload
+    def dispatch(
+        self, tool_calls: LegacyCall, *, call_timeout: float | None = ...
+    ) -> list[ChatCompletionFunctionMessageParam]: ...
+    @overload
+    def dispatch(
+        self, tool_calls: ChatCompletionMessage, *, call_timeout: float | None = ...
+    ) -> list[ChatAnswer | ChatCompletionFunctionMessageParam]: ...
+    @overload
+    def dispatch(
+        self, tool_calls: Iterable[Mapping[str, Any]] | Mapping[str, Any], *, call_timeout: float | None = ...
+    ) -> list[Any]: ...
+    @overload
+    def dispatch(
+        self,
+        tool_calls: Iterable[ChatCall | ResponsesItem | LegacyCall | Mapping[str, Any]],
+        *,
+        call_timeout: float | None = ...,
+    ) -> list[Answer]: ...
+    def dispatch(self, tool_calls: Any, *, call_timeout: float | None = UNSET) -> list[Any]:
+        """Answer every tool call, concurrently; one answer per call, in call order.
+
+        As `OpenAIPeerToolAdapter.dispatch`: nothing a model or a peer does makes this raise.
+        A generator of calls is read in the caller's thread.
+        """
+        if isinstance(tool_calls, Iterator):
+            tool_calls = list(tool_calls)  # a generator is read here, not in the loop thread
+        answers: list[Any] = self._loop.call(self._loop.value.dispatch, tool_calls, call_timeout=call_timeout)
+        return answers
+
+    @overload
+    def execute_function_call(
+        self, call: ChatCall, *, call_timeout: float | None = ...
+    ) -> ChatCompletionToolMessageParam: ...
+    @overload
+    def execute_function_call(
+        self, call: ResponsesFunctionCall, *, call_timeout: float | None = ...
+    ) -> FunctionCallOutput: ...
+    @overload
+    def execute_function_call(
+        self, call: ResponsesCustomCall, *, call_timeout: float | None = ...
+    ) -> ResponseCustomToolCallOutputParam: ...
+    @overload
+    def execute_function_call(
+        self, call: LegacyCall, *, call_timeout: float | None = ...
+    ) -> ChatCompletionFunctionMessageParam: ...
+    @overload
+    def execute_function_call(self, call: Mapping[str, Any], *, call_timeout: float | None = ...) -> Any: ...
+    def execute_function_call(self, call: Any, *, call_timeout: float | None = UNSET) -> Any:
+        """Answer a single tool call (any shape `dispatch` accepts), in the call's own shape."""
+        return self._loop.call(self._loop.value.execute_function_call, call, call_timeout=call_timeout)
+
+    def call(
+        self,
+        name: str,
+        arguments: str | Mapping[str, Any] | None = None,
+        *,
+        call_timeout: float | None = UNSET,
+    ) -> Outcome:
+        """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
+        outcome: Outcome = self._loop.call(self._loop.value.call, name, arguments, call_timeout=call_timeout)
+        return outcome
