@@ -34,11 +34,13 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from ._cluster_state import (
     Change,
+    HeartbeatParts,
     Member,
     Placement,
     SharedRoster,
     decode_token,
     encode_token,
+    heartbeat_messages,
     heartbeat_stamp,
 )
 from ._errors import MCPxClusterError
@@ -101,6 +103,7 @@ class Cluster:
         self._nc: NATS | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._closing = False
+        self._beats = HeartbeatParts()
 
     # -- what the gateway reads ---------------------------------------------------------------
 
@@ -309,10 +312,9 @@ class Cluster:
     async def _beat(self) -> None:
         assert self._nc is not None
         while not self._closing:
-            sent = heartbeat_stamp()
-            members = [[t, p, c, dict(i)] for t, p, c, i in self._host.local_members()]
-            body = json.dumps({"gateway": self.gateway_id, "sent": sent, "members": members}).encode()
-            self._op("pub", f"{self._prefix}.hb", body, None)
+            members = list(self._host.local_members())
+            for body in heartbeat_messages(self.gateway_id, heartbeat_stamp(), members):
+                self._op("pub", f"{self._prefix}.hb", body, None)
             if self._nc.is_connected:
                 self._apply(self.roster.expire(time.monotonic()), None)
             else:
@@ -323,12 +325,13 @@ class Cluster:
 
     async def _on_heartbeat(self, msg: Msg) -> None:
         try:
-            body = json.loads(msg.data)
-            gateway, sent = body["gateway"], body["sent"]
-            members = [(t, p, c, i) for t, p, c, i in body["members"]]
+            whole = self._beats.add(json.loads(msg.data))
         except (ValueError, KeyError, TypeError):
             logger.warning("ignoring a malformed heartbeat on %s", msg.subject)
             return
+        if whole is None:
+            return  # more parts to come
+        gateway, sent, members = whole
         self._apply(self.roster.heartbeat(gateway, members, time.monotonic(), sent), None)
 
     async def _on_direct(self, msg: Msg) -> None:

@@ -16,18 +16,21 @@ for a while, so that a heartbeat sent before the `leave` but read after it does 
 from __future__ import annotations
 
 import base64
+import json
 import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 __all__ = [
     "Change",
+    "HeartbeatParts",
     "Placement",
     "SharedRoster",
     "decode_token",
     "encode_token",
+    "heartbeat_messages",
     "heartbeat_stamp",
     "new_conn_id",
 ]
@@ -200,3 +203,52 @@ class SharedRoster:
         horizon = now - 2 * self._expiry
         for key in [k for k, when in self._gone.items() if when < horizon]:
             del self._gone[key]
+
+
+HEARTBEAT_BYTES: Final = 256 * 1024
+"""Largest heartbeat message: NATS refuses messages over its `max_payload` (1 MiB by default)."""
+
+
+def heartbeat_messages(
+    gateway: str, sent: str, members: Sequence[Member], limit: int = HEARTBEAT_BYTES
+) -> list[bytes]:
+    """One heartbeat as messages of at most about `limit` bytes each: its members in parts, each
+    part naming the heartbeat (`sent`) and how many parts it has."""
+    entries = [json.dumps([t, p, c, dict(i)], separators=(",", ":")) for t, p, c, i in members]
+    parts: list[list[str]] = [[]]
+    size = 0
+    for entry in entries:
+        if parts[-1] and size + len(entry) > limit:
+            parts.append([])
+            size = 0
+        parts[-1].append(entry)
+        size += len(entry) + 1
+    head = json.dumps({"gateway": gateway, "sent": sent, "parts": len(parts)})[:-1]
+    return [f'{head},"part":{n},"members":[{",".join(part)}]}}'.encode() for n, part in enumerate(parts)]
+
+
+class HeartbeatParts:
+    """Puts a heartbeat's parts together: the whole heartbeat once every part of it arrived."""
+
+    def __init__(self) -> None:
+        self._pending: dict[tuple[str, str], dict[int, list[Member]]] = {}
+
+    def add(self, body: Mapping[str, Any]) -> tuple[str, str, list[Member]] | None:
+        """A parsed heartbeat message; raises KeyError, TypeError or ValueError for a malformed one."""
+        gateway, sent, parts, part = (
+            str(body["gateway"]),
+            str(body["sent"]),
+            int(body["parts"]),
+            int(body["part"]),
+        )
+        members: list[Member] = [(str(t), str(p), str(c), dict(i)) for t, p, c, i in body["members"]]
+        for key in [k for k in self._pending if k[0] == gateway and k[1] < sent]:
+            del self._pending[key]  # an older heartbeat that will never be complete
+        if parts <= 1:
+            return gateway, sent, members
+        got = self._pending.setdefault((gateway, sent), {})
+        got[part] = members
+        if len(got) < parts:
+            return None
+        del self._pending[(gateway, sent)]
+        return gateway, sent, [m for n in sorted(got) for m in got[n]]

@@ -3,6 +3,7 @@ as the truth, and it never announces a leave of someone it did not have."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Mapping
@@ -11,7 +12,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpx_router.mcpx._cluster_state import Placement, SharedRoster, decode_token, encode_token
+from mcpx_router.mcpx._cluster_state import (
+    HeartbeatParts,
+    Placement,
+    SharedRoster,
+    decode_token,
+    encode_token,
+    heartbeat_messages,
+)
 
 GATEWAYS = ("g1", "g2", "g3")
 PIDS = ("a", "b", "c")
@@ -124,3 +132,28 @@ def test_a_newer_connection_elsewhere_replaces_ours_and_an_older_one_does_not() 
     roster.taken_over(TOPIC, "x", 0.0)
     assert roster.heartbeat("g1", [(TOPIC, "x", "000007-cc", info("x"))], 0.0, "000008") == []
     assert dict(roster.remote(TOPIC)) == {}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.text(min_size=1, max_size=12), st.text(min_size=1, max_size=20)), max_size=80),
+    st.integers(min_value=64, max_value=4096),
+    st.randoms(use_true_random=False),
+)
+def test_a_heartbeat_too_big_for_one_message_goes_in_parts_and_comes_back_whole(
+    entries: list[tuple[str, str]], limit: int, rng: random.Random
+) -> None:
+    members = [(topic, pid, f"{n:06d}", info(pid)) for n, (topic, pid) in enumerate(entries)]
+    messages = heartbeat_messages("g1", "000100", members, limit)
+    longest = max((len(json.dumps([t, p, c, dict(i)])) for t, p, c, i in members), default=0)
+    assert all(len(m) <= limit + longest + 200 for m in messages)
+    rng.shuffle(messages)
+    parts = HeartbeatParts()
+    put_together = [parts.add(json.loads(m)) for m in messages]
+    assert put_together[:-1] == [None] * (len(messages) - 1)
+    assert put_together[-1] == ("g1", "000100", members)
+    # a part of an older heartbeat that never completed is dropped once a newer one arrives
+    if len(messages) > 1:
+        assert parts.add(json.loads(messages[0]) | {"sent": "000099"}) is None
+        assert parts.add(json.loads(heartbeat_messages("g1", "000200", members[:1], limit)[0]))
+        assert not parts._pending
