@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from . import bench_router, catalogue, dispatch, facade, growth, imports, names, tracing
+from . import bench_router, catalogue, dispatch, facade, gateway, growth, imports, names, tracing
 from ._common import Row, Settings, machine, print_table, revision
 
 BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     imports.NAME: imports.run,
     tracing.NAME: tracing.run,
     facade.NAME: facade.run,
+    gateway.NAME: gateway.run,
 }
 
 # With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.
@@ -37,6 +38,16 @@ COMPARED = {
     catalogue.NAME: ".compare_catalogue",
     bench_router.NAME: ".compare_change",
 }
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected counts such as 100,1000, not {text!r}") from None
+    if any(size < 3 for size in sizes):
+        raise argparse.ArgumentTypeError("each count must be at least 3")
+    return sizes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,12 +69,18 @@ def main(argv: list[str] | None = None) -> int:
         help="also run the competitors installed by the `bench` extra (docs/benchmarks.md)",
     )
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio", help="anyio backend")
+    parser.add_argument(
+        "--participants",
+        type=_sizes,
+        metavar="N[,N...]",
+        help="participant counts for the gateway benchmark (default 100,1000,5000; --quick: 100,1000)",
+    )
     args = parser.parse_args(argv)
     unknown = [name for name in args.names if name not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
     names = args.names or list(BENCHMARKS)
-    settings = Settings(quick=args.quick, backend=args.backend)
+    settings = Settings(quick=args.quick, backend=args.backend, participants=args.participants)
 
     command = "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv)
     print(f"{command.strip()}  ({datetime.date.today().isoformat()})")

@@ -20,6 +20,8 @@ from typing import Any
 class Settings:
     quick: bool
     backend: str
+    participants: tuple[int, ...] | None = None
+    """The gateway benchmark's sizes (None: its defaults)."""
 
 
 @dataclass(frozen=True, slots=True)

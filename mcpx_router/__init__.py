@@ -4,11 +4,13 @@ from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from ._backoff import Reconnect
 from ._catalogue import PublishedTool
 from ._dispatch import Outcome
+from ._embedding import Embedder, OpenAIEmbedder
 from ._errors import (
     AdapterClosedError,
     ConfigError,
     ContentError,
     DuplicatePeerError,
+    EmbeddingError,
     InvalidPeerIdError,
     PeerError,
     PeerUnavailableError,
@@ -24,8 +26,10 @@ from ._errors import (
 from ._naming import NameTable, ToolKey, is_legal_name
 from ._sampling import OpenAISampler
 from ._session import ToolSession
+from ._tool_search import ToolSearch
 from .model._results import render_result
 from .model._schema import convert_parameters
+from .model._similar import GroupSuggestion, as_aliases, suggest_groups
 from .peers import (
     BearerAuth,
     FileTokenStore,
@@ -64,14 +68,18 @@ __all__ = [
     "ContentChanged",
     "ContentError",
     "DuplicatePeerError",
+    "Embedder",
+    "EmbeddingError",
     "EventStream",
     "FileTokenStore",
+    "GroupSuggestion",
     "HealthChanged",
     "HttpPeer",
     "InProcessPeer",
     "InvalidPeerIdError",
     "MemoryTokenStore",
     "NameTable",
+    "OpenAIEmbedder",
     "OpenAIPeerToolAdapter",
     "OpenAISampler",
     "Outcome",
@@ -98,6 +106,7 @@ __all__ = [
     "ToolConversionError",
     "ToolError",
     "ToolKey",
+    "ToolSearch",
     "ToolSession",
     "ToolsChanged",
     "TopicMembership",
@@ -105,9 +114,11 @@ __all__ = [
     "UnknownPeerError",
     "UnknownToolError",
     "UsageError",
+    "as_aliases",
     "convert_parameters",
     "is_legal_name",
     "load_config",
     "oauth_provider",
     "render_result",
+    "suggest_groups",
 ]

@@ -14,6 +14,7 @@ from ._answering import UNSET, Answerer
 from ._calling import CallMethods
 from ._catalogue import Catalogue, Format, PublishedTool
 from ._dispatch import CallProgress, Outcome, PeerEntry, check_limit, check_timeout, patterns
+from ._embedding import Embedder, EmbeddingIndex
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,
@@ -23,6 +24,7 @@ from ._errors import (
     UsageError,
 )
 from ._naming import ToolKey, check_peer_id, shown
+from ._ranking import RankingMethods
 from ._session import ToolSession, is_native, list_all_tools
 from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
 
@@ -39,7 +41,7 @@ DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told it timed out."""
 
 
-class OpenAIPeerToolAdapter(CallMethods):
+class OpenAIPeerToolAdapter(CallMethods, RankingMethods):
     """Publishes the tools of many MCP peers as one flat list of OpenAI functions and answers their calls.
 
     Example:
@@ -72,6 +74,11 @@ class OpenAIPeerToolAdapter(CallMethods):
         json_string_params: Offer object and array parameters as JSON strings (with an example
             in the description) for models that fumble nested schemas; they are decoded before
             the call.
+        embedder: Texts in, vectors out (`OpenAIEmbedder`, or any callable): `select_tools`
+            and `rank_tools` then blend embedding similarity into the ranking, and
+            `suggest_groups` proposes groups of equivalent tools. None: lexical ranking only.
+        semantic_weight: The share of embedding similarity in the blended score (0 to 1; 0.75
+            ranked best with a sentence-embedding model on the labelled set of docs/many-peers.md).
     """
 
     def __init__(
@@ -85,6 +92,8 @@ class OpenAIPeerToolAdapter(CallMethods):
         on_progress: Callable[[CallProgress], object] | None = None,
         strict: bool | None = False,
         json_string_params: bool = False,
+        embedder: Embedder | None = None,
+        semantic_weight: float = 0.75,
     ) -> None:
         check_timeout(call_timeout)
         check_limit("max_tools", max_tools)
@@ -92,6 +101,14 @@ class OpenAIPeerToolAdapter(CallMethods):
         check_limit("max_output_chars", max_output_chars, minimum=64)
         if media not in ("describe", "attach"):
             raise UsageError(f"media must be 'describe' or 'attach', not {media!r}")
+        if (
+            isinstance(semantic_weight, bool)
+            or not isinstance(semantic_weight, int | float)
+            or not (0 <= semantic_weight <= 1)
+        ):
+            raise UsageError(f"semantic_weight must be a number from 0 to 1, not {semantic_weight!r}")
+        self._embeddings = None if embedder is None else EmbeddingIndex(embedder)
+        self._semantic_weight = float(semantic_weight)
         self._max_output_chars = max_output_chars
         self._media = media
         self._call_timeout = call_timeout
@@ -288,6 +305,11 @@ class OpenAIPeerToolAdapter(CallMethods):
             raise AdapterClosedError("this adapter's `async with` block has ended; create a new adapter")
 
     # -- the catalogue ----------------------------------------------------------------------
+
+    @property
+    def max_tools(self) -> int | None:
+        """The most tools one request carries (None: no limit)."""
+        return self._max_tools
 
     @property
     def version(self) -> int:

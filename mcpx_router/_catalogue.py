@@ -100,6 +100,10 @@ class Catalogue:
             return view[:limit]
         return tuple(view[i] for i in sorted(self._views.rank(self._peers, query, self.version)[:limit]))
 
+    def scores(self, query: str) -> list[float]:
+        """The BM25 score of every published tool for `query`, in catalogue order (`all_tools`)."""
+        return self._views.scores(self._peers, query, self.version)
+
     def why_unknown(self, name: str) -> str:
         """Why no tool answers to `name`, for the model: it went away, or it never was (close names)."""
         departed = self.departure(name)

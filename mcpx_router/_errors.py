@@ -18,6 +18,7 @@ of a peer during `dispatch` never raise: they become error answers the model can
     ├── UsageError                (also ValueError and TypeError)
     ├── AdapterClosedError
     ├── UnknownContentError       .name (also LookupError)
+    ├── EmbeddingError            (an embedder failed or returned unusable vectors)
     └── MCPxError                 (in mcpx_router.mcpx)
         ├── EnvelopeError         (also ValueError)
         ├── MCPxConnectionError   (also ConnectionError)
@@ -104,3 +105,7 @@ class UnknownContentError(RouterError, LookupError):
     def __init__(self, message: str, *, name: str) -> None:
         super().__init__(message)
         self.name = name
+
+
+class EmbeddingError(RouterError):
+    """An embedder failed, or returned something other than one finite vector per text."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._published import BUILDERS, Format, PublishedTool
-from .model._budget import IndexPart, rank_parts, tool_text
+from .model._budget import IndexPart, rank_parts, score_parts, tool_text
 
 __all__ = ["Views"]
 
@@ -66,6 +66,13 @@ class Views:
 
     def rank(self, peers: Peers, query: str, version: int) -> list[int]:
         """Indices of every published tool (catalogue order), most relevant to `query` first."""
+        return rank_parts(self._index(peers, version), query)
+
+    def scores(self, peers: Peers, query: str, version: int) -> list[float]:
+        """The BM25 score of every published tool (catalogue order) for `query`."""
+        return score_parts(self._index(peers, version), query)
+
+    def _index(self, peers: Peers, version: int) -> list[IndexPart]:
         if self._ranked is None or self._ranked[0] != version:
             parts: list[IndexPart] = []
             kept = self._parts
@@ -77,7 +84,7 @@ class Views:
                     cached = kept[peer] = (stamp, IndexPart(docs))
                 parts.append(cached[1])
             self._ranked = (version, parts)
-        return rank_parts(self._ranked[1], query)
+        return self._ranked[1]
 
 
 def _patched(

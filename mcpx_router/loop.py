@@ -29,7 +29,9 @@ from openai.types.chat import (
 from openai.types.responses import Response, ResponseInputItemParam
 
 from ._adapter import OpenAIPeerToolAdapter
+from ._errors import UsageError
 from ._loop_options import ChatCreateOptions, ResponsesCreateOptions
+from ._tool_search import ToolSearch
 
 __all__ = ["LoopResult", "run_chat", "run_responses"]
 
@@ -62,6 +64,7 @@ async def run_chat(
     model: str,
     messages: Iterable[ChatCompletionMessageParam],
     max_turns: int = 10,
+    tool_search: bool | ToolSearch = False,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
     """Run a Chat Completions conversation until the model answers without calling tools.
@@ -79,14 +82,21 @@ async def run_chat(
         model: The model name.
         messages: The conversation so far (not modified; the result holds a new list).
         max_turns: The most requests to send.
+        tool_search: When more tools are published than one request carries, offer a
+            `find_tools` function and the most relevant tools; what the model finds joins the
+            next request (True: a new `ToolSearch`; or pass one). False: the most relevant tools.
         **create: Further arguments for `chat.completions.create` (temperature, tool_choice,
             stream, ...), typed as the SDK types them (`ChatCreateOptions`).
     """
     _check_turns(max_turns)
     history = list(messages)
     result = LoopResult(history, None, "max_turns", 0, 0)
+    search = _searcher(adapter, tool_search)
     while result.turns < max_turns:
-        tools = adapter.get_openai_tools(relevant_to=history)
+        if search is None:
+            tools: Any = await adapter.select_tools("chat", relevant_to=history)
+        else:
+            tools = await search.chat_tools(history)
         result.catalogue_versions.append(adapter.version)
         params: dict[str, Any] = {"model": model, "messages": history, **create}
         if tools:
@@ -101,7 +111,8 @@ async def run_chat(
         if not calls:
             result.text, result.stopped = message.content, "answer"
             break
-        history.extend(await adapter.dispatch(calls))  # custom tool calls are answered with an error
+        # custom tool calls are answered with an error
+        history.extend(await (adapter.dispatch(calls) if search is None else search.dispatch(calls)))
         result.tool_calls += len(calls)
     return result
 
@@ -113,6 +124,7 @@ async def run_responses(
     model: str,
     input: str | Iterable[ResponseInputItemParam],
     max_turns: int = 10,
+    tool_search: bool | ToolSearch = False,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
     """Run a Responses API conversation until the model answers without calling tools.
@@ -126,6 +138,8 @@ async def run_responses(
         model: The model name.
         input: A user prompt, or the input items so far (not modified).
         max_turns: The most requests to send.
+        tool_search: As for `run_chat`; on the Responses API the search is the API's own
+            client-executed `tool_search` tool unless the `ToolSearch` passed says `native=False`.
         **create: Further arguments for `responses.create`, typed as the SDK types them
             (`ResponsesCreateOptions`).
     """
@@ -134,8 +148,12 @@ async def run_responses(
         [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
     )
     result = LoopResult(items, None, "max_turns", 0, 0)
+    search = _searcher(adapter, tool_search)
     while result.turns < max_turns:
-        tools = adapter.get_responses_tools(relevant_to=items)
+        if search is None:
+            tools: Any = await adapter.select_tools("responses", relevant_to=items)
+        else:
+            tools = await search.responses_tools(items)
         result.catalogue_versions.append(adapter.version)
         params: dict[str, Any] = {"model": model, "input": items, **create}
         if tools:
@@ -144,8 +162,8 @@ async def run_responses(
         result.turns += 1
         items.extend(_input_item(item) for item in response.output)
         # Function calls are answered, custom tool calls refused; every other item (reasoning,
-        # messages, calls the API ran itself) needs no answer.
-        answers = await adapter.dispatch(response)
+        # messages, calls the API ran itself) needs no answer. A ToolSearch answers searches too.
+        answers = await (adapter.dispatch(response) if search is None else search.dispatch(response))
         if not answers:
             result.text, result.stopped = response.output_text, "answer"
             break
@@ -206,6 +224,16 @@ def _assistant_message(message: ChatCompletionMessage) -> ChatCompletionAssistan
     if calls:
         out["tool_calls"] = calls
     return cast("ChatCompletionAssistantMessageParam", out)
+
+
+def _searcher(adapter: OpenAIPeerToolAdapter, tool_search: bool | ToolSearch) -> ToolSearch | None:
+    if isinstance(tool_search, ToolSearch):
+        return tool_search
+    if tool_search is True:
+        return ToolSearch(adapter)
+    if tool_search is False:
+        return None
+    raise UsageError(f"tool_search must be True, False or a ToolSearch, not {tool_search!r}")
 
 
 def _check_turns(max_turns: int) -> None:

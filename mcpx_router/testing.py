@@ -8,13 +8,15 @@ both shows how peer prefixes keep them apart.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Annotated, Literal
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
-__all__ = ["demo_peers", "docs_library", "main", "search_agent", "weather_station"]
+__all__ = ["HashingEmbedder", "demo_peers", "docs_library", "main", "search_agent", "weather_station"]
 
 _CITIES = {
     "paris": (14, "light rain"),
@@ -27,6 +29,34 @@ _CITIES = {
 class Units(BaseModel):
     temperature: Literal["celsius", "fahrenheit"] = "celsius"
     wind: Literal["kmh", "mph"] = "kmh"
+
+
+class HashingEmbedder:
+    """A deterministic local embedder, for tests and offline use: character n-grams of each
+    word (and the words themselves), hashed into `dimensions` buckets and counted.
+
+    Texts that share words or word parts get close vectors; nothing is downloaded or learned.
+    """
+
+    def __init__(self, dimensions: int = 512, n: int = 3) -> None:
+        self.dimensions = dimensions
+        self.n = n
+        self.calls: list[list[str]] = []
+        """The texts of each call, in order (to see what was embedded, and in which batches)."""
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [self.vector(text) for text in texts]
+
+    def vector(self, text: str) -> list[float]:
+        out = [0.0] * self.dimensions
+        for word in re.findall(r"[a-z0-9]+", text.lower()):
+            padded = f"<{word}>"
+            grams = [padded[i : i + self.n] for i in range(max(1, len(padded) - self.n + 1))]
+            for gram in [*grams, padded]:
+                digest = hashlib.blake2b(gram.encode(), digest_size=4).digest()
+                out[int.from_bytes(digest, "big") % self.dimensions] += 1.0
+        return out
 
 
 def weather_station() -> MCPServer:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -118,6 +118,24 @@ class _Room:
         else:
             self.cluster.left(self.topic, conn.participant_id, conn.conn_id, text)
         self.broadcast(text, exclude=exclude)
+
+
+def _admit(room: _Room, conn: _Connection, remote: Mapping[str, Any], history: list[dict[str, Any]]) -> None:
+    """Register `conn` in `room`, welcome it, close an older connection under its id, announce it.
+
+    A function of its own so that what it builds, the welcome's list of everyone present above
+    all, is garbage once sent rather than kept alive by the connection's handler for as long as
+    it stays (O(participants) per connection: O(participants²) for a topic)."""
+    pid = conn.participant_id
+    old = room.members.get(pid)
+    room.members[pid] = conn
+    others = [c.member.info() for p, c in room.members.items() if p != pid]
+    others += [dict(i) for p, i in remote.items() if p != pid]  # on the other gateways (NATS mode)
+    conn.enqueue(welcome_frame(pid, room.topic, others, history))
+    if old is not None:
+        logger.info("%r reconnected to %r; closing its previous connection", pid, room.topic)
+        old.shut(CLOSE_REPLACED, "replaced by a new connection")
+    room.announce(conn, "join", exclude=pid)
 
 
 def _bad_request(details: str) -> JSONResponse:
@@ -304,15 +322,7 @@ class Gateway:
         if room is None:
             history = History(self.config.history_limit) if self.cluster is None else History(0)
             room = self._rooms[topic] = _Room(topic, history, self.cluster)
-        old = room.members.get(pid)
-        room.members[pid] = conn
-        others = [c.member.info() for p, c in room.members.items() if p != pid]
-        others += [dict(i) for p, i in self._remote(topic).items() if p != pid]
-        conn.enqueue(welcome_frame(pid, topic, others, self._history(topic).items()))
-        if old is not None:
-            logger.info("%r reconnected to %r; closing its previous connection", pid, topic)
-            old.shut(CLOSE_REPLACED, "replaced by a new connection")
-        room.announce(conn, "join", exclude=pid)
+        _admit(room, conn, self._remote(topic), self._history(topic).items())
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(conn.write_loop, tg.cancel_scope)
@@ -376,16 +386,13 @@ class Gateway:
             target = room.members.get(recipient)
             if target is not None:
                 target.enqueue(text)
-            elif self.cluster is not None:
+            elif self.cluster is not None:  # on another gateway, or refused by the cluster
                 self.cluster.send(room.topic, recipient, text, self._refuser(conn, envelope))
             else:
                 missing.append(recipient)
         if missing:
-            self._unknown(conn, room, missing, envelope)
-
-    def _unknown(self, conn: _Connection, room: _Room, missing: list[str], envelope: dict[str, Any]) -> None:
-        message = f"not in topic {room.topic!r}: {', '.join(missing)}"
-        self._reject(conn, FrameRejected("unknown_recipient", message, envelope["id"]))
+            message = f"not in topic {room.topic!r}: {', '.join(missing)}"
+            self._reject(conn, FrameRejected("unknown_recipient", message, envelope["id"]))
 
     def _refuser(self, conn: _Connection, envelope: dict[str, Any]) -> Callable[[str, str], None]:
         return lambda error, message: self._reject(conn, FrameRejected(error, message, envelope["id"]))

@@ -19,10 +19,12 @@ __all__ = [
     "MAX_TOOLS_PER_REQUEST",
     "IndexPart",
     "LexicalIndex",
+    "blend",
     "conversation_text",
     "matches",
     "rank",
     "rank_parts",
+    "score_parts",
     "shorten",
 ]
 
@@ -74,9 +76,9 @@ class IndexPart:
                 self.postings.setdefault(term, []).append(i)
 
 
-def rank_parts(parts: Sequence[IndexPart], query: str) -> list[int]:
-    """Indices of the documents of `parts` (numbered across them, in order), most relevant to
-    `query` first by BM25 over all of them (ties keep their order)."""
+def score_parts(parts: Sequence[IndexPart], query: str) -> list[float]:
+    """The BM25 score of each document of `parts` (numbered across them, in order) for `query`;
+    0.0 for a document that shares no word with it."""
     n = sum(len(part.docs) for part in parts)
     average = (sum(part.total for part in parts) / n if n else 0.0) or 1.0
     terms = set(tokens(query)) - _STOP
@@ -94,7 +96,38 @@ def rank_parts(parts: Sequence[IndexPart], query: str) -> list[int]:
                 norm = _K1 * (1 - _B + _B * part.lengths[i] / average)
                 scores[offset + i] += idf * tf * (_K1 + 1) / (tf + norm)
         offset += len(part.docs)
-    return sorted(range(n), key=lambda i: -scores[i])
+    return scores
+
+
+def rank_parts(parts: Sequence[IndexPart], query: str) -> list[int]:
+    """Indices of the documents of `parts` (numbered across them, in order), most relevant to
+    `query` first by BM25 over all of them (ties keep their order)."""
+    scores = score_parts(parts, query)
+    return sorted(range(len(scores)), key=lambda i: -scores[i])
+
+
+def blend(lexical: Sequence[float], semantic: Sequence[float], weight: float) -> list[float]:
+    """One score per document from its BM25 score and its embedding similarity, each scaled to
+    [0, 1] over the documents (min to max), mixed as `(1 - weight) * lexical + weight * semantic`.
+
+    A list whose scores are all equal (no word of the query in any document) scales to zeros, so it
+    neither helps nor hurts; non-finite scores count as the lowest.
+    """
+    if len(lexical) != len(semantic):
+        raise ValueError(f"{len(lexical)} lexical scores but {len(semantic)} semantic ones")
+    low, high = _scaled(lexical), _scaled(semantic)
+    return [(1 - weight) * a + weight * b for a, b in zip(low, high, strict=True)]
+
+
+def _scaled(scores: Sequence[float]) -> list[float]:
+    finite = [s for s in scores if math.isfinite(s)]
+    if not finite:
+        return [0.0] * len(scores)
+    bottom, top = min(finite), max(finite)
+    span = top - bottom
+    if span <= 0:
+        return [0.0] * len(scores)
+    return [(s - bottom) / span if math.isfinite(s) else 0.0 for s in scores]
 
 
 class LexicalIndex:

@@ -11,7 +11,8 @@ Each item is decided by its `type` (`parse_tool_call`), as SDK object or plain d
 - answered with an error, in their own answer shape: Chat `"custom"` and Responses
   `"custom_tool_call"` (free-form tools are not ours to serve);
 - passed over, with no answer (`PASSED_OVER`): items the API ran itself, calls of the built-in
-  tools the host enabled and answers itself, and items that are not calls;
+  tools the host enabled and answers itself, and items that are not calls; a `tool_search_call`
+  the client must run (`client_search`) is answered by a `ToolSearch` (`search_output`);
 - anything else raises ToolCallFormatError, except inside a whole `Response`, whose items of a
   type not known here are passed over too (the API never sends a function call as anything but
   `function_call`).
@@ -74,8 +75,10 @@ __all__ = [
     "Shape",
     "ToolCall",
     "answer",
+    "client_search",
     "parse_one_call",
     "parse_tool_call",
+    "search_output",
     "tool_call_items",
 ]
 
@@ -93,11 +96,13 @@ PASSED_OVER: Mapping[str, str] = {
             "image_generation_call",
             "mcp_call",
             "mcp_list_tools",
-            "tool_search_call",
             "program",
         ),
         "run by the API",
     ),
+    # A search for deferred tools: the API's own (execution "server"), or one the client runs
+    # (execution "client"), answered by a `ToolSearch` (`client_search`), or by the host's own.
+    "tool_search_call": "run by the API; one with execution client is answered by a ToolSearch",
     # Built-in tools the host enabled and answers itself (a screenshot, a shell's output, a patch
     # result, an approval): nothing here can answer them.
     **dict.fromkeys(
@@ -342,3 +347,23 @@ def parse_one_call(obj: Any) -> ToolCall:
             f"{_what(obj)}"
         )
     return call
+
+
+def client_search(obj: Any) -> tuple[Any, Any] | None:
+    """`(call_id, arguments)` of a Responses `tool_search_call` the client must run (execution
+    "client"); None for any other item (a search the API ran has its results already)."""
+    if _text(obj, "type") != "tool_search_call" or _text(obj, "execution") != "client":
+        return None
+    return _get(obj, "call_id"), _get(obj, "arguments")
+
+
+def search_output(call_id: Any, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `tool_search_output` item that answers a client `tool_search_call` with the tools found
+    (Responses function tools: the API loads them for the rest of the conversation)."""
+    return {
+        "type": "tool_search_output",
+        "call_id": call_id,
+        "execution": "client",
+        "status": "completed",
+        "tools": tools,
+    }

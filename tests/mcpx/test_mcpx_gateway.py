@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
@@ -271,3 +273,29 @@ async def test_shutdown_closes_participants_with_1001() -> None:
                 with pytest.raises(WebSocketClosed) as info:
                     await ws.receive_text()
                 assert info.value.code == 1001
+
+
+def _participant_entries(ids: set[str]) -> int:
+    """Live dicts shaped like the gateway's participant entries, for any of `ids`."""
+    gc.collect()
+    count = 0
+    for obj in gc.get_objects():
+        if isinstance(obj, dict) and obj.get("kind") == "agent" and "mcp" in obj:
+            count += isinstance(obj.get("id"), str) and obj["id"] in ids
+    return count
+
+
+async def test_memory_per_connection_does_not_grow_with_the_topic() -> None:
+    # The welcome lists everyone present. Were it kept for the life of each connection, a topic
+    # of n would hold n²/2 participant entries (gigabytes at a few thousand participants).
+    count = 24
+    gw = Gateway(GatewayConfig(history_limit=0))
+    ids = {f"p{i}" for i in range(count)}
+    async with run_gateway(gw) as url, AsyncExitStack() as stack:
+        for pid in sorted(ids):
+            headers = [("Authorization", f"Bearer {gw.issue_token(pid, TOPIC)}")]
+            target = websocket_url(url, TOPIC)
+            ws = await stack.enter_async_context(connect_websocket(target, headers=headers))
+            await ws.receive_text()  # the welcome, read and dropped: the client keeps none of it
+        assert len(gw.participants(TOPIC)) == count
+        assert _participant_entries(ids) < count  # the history is off: nothing needs to keep any

@@ -8,6 +8,8 @@ they may call back into the test's event loop with `anyio.from_thread.run(..., t
 Chat Completions (`/v1/chat/completions`) and Responses (`/v1/responses`) are served. A request
 with `"stream": true` gets the same reply as server-sent events: chunks for Chat (tool-call
 arguments split across chunks), typed events ending in `response.completed` for Responses.
+Embeddings (`/v1/embeddings`) are answered by an embedder (texts in, vectors out; by default the
+deterministic `HashingEmbedder`), without taking a reply from the script.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
 CHAT = "/v1/chat/completions"
 RESPONSES = "/v1/responses"
+EMBEDDINGS = "/v1/embeddings"
 
 
 @dataclass
@@ -42,6 +45,7 @@ class Replay:
     script: list[Reply]
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     base_url: str = ""
+    embed: Callable[[list[str]], list[list[float]]] | None = None
 
     def bodies(self, path: str) -> list[dict[str, Any]]:
         return [body for p, body in self.requests if p == path]
@@ -196,6 +200,24 @@ def _response_events(done: dict[str, Any]) -> Iterator[bytes]:
     yield event("response.completed", response=done)
 
 
+def _embeddings(replay: Replay, body: dict[str, Any]) -> Response:
+    """An embeddings reply: one vector per input text, floats, in order."""
+    from mcpx_router.testing import HashingEmbedder
+
+    texts = body.get("input")
+    if isinstance(texts, str):
+        texts = [texts]
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts) or not texts:
+        return JSONResponse({"error": {"message": "input must be a non-empty list of strings"}}, 400)
+    if body.get("encoding_format") != "float":
+        return JSONResponse({"error": {"message": "this endpoint serves encoding_format=float only"}}, 400)
+    vectors = (replay.embed or HashingEmbedder())(texts)
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    used = sum(len(t.split()) for t in texts)
+    usage = {"prompt_tokens": used, "total_tokens": used}
+    return JSONResponse({"object": "list", "data": data, "model": body.get("model", "m"), "usage": usage})
+
+
 def _app(replay: Replay) -> Starlette:
     lock = threading.Lock()
 
@@ -203,6 +225,8 @@ def _app(replay: Replay) -> Starlette:
         body = json.loads(await request.body() or b"{}")
         with lock:
             replay.requests.append((request.url.path, body))
+            if request.url.path == EMBEDDINGS:
+                return _embeddings(replay, body)
             if not replay.script:
                 return JSONResponse({"error": {"message": "replay script exhausted", "type": "test"}}, 500)
             reply = replay.script.pop(0)
@@ -218,14 +242,17 @@ def _app(replay: Replay) -> Starlette:
 
         return StreamingResponse(stream(), media_type="text/event-stream")
 
-    routes = [Route(CHAT, handle, methods=["POST"]), Route(RESPONSES, handle, methods=["POST"])]
+    routes = [Route(path, handle, methods=["POST"]) for path in (CHAT, RESPONSES, EMBEDDINGS)]
     return Starlette(routes=routes)
 
 
 @contextmanager
-def replay_openai(script: list[Reply]) -> Iterator[Replay]:
-    """Serve `script` on 127.0.0.1 in a background thread; `replay.base_url` ends in `/v1`."""
-    replay = Replay(script=list(script))
+def replay_openai(
+    script: list[Reply], *, embed: Callable[[list[str]], list[list[float]]] | None = None
+) -> Iterator[Replay]:
+    """Serve `script` on 127.0.0.1 in a background thread; `replay.base_url` ends in `/v1`.
+    Embeddings requests are answered by `embed` (default: a `HashingEmbedder`)."""
+    replay = Replay(script=list(script), embed=embed)
     port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(_app(replay), host="127.0.0.1", port=port, log_level="warning", lifespan="off")

@@ -27,21 +27,26 @@ from openai.types.responses import (
     ResponseCustomToolCallOutputParam,
     ResponseFunctionToolCall,
     ResponseInputItemParam,
+    ToolParam,
 )
 from openai.types.responses.response_input_item_param import FunctionCallOutput
 from openai.types.shared_params import FunctionDefinition
 
 from mcpx_router import (
+    GroupSuggestion,
+    OpenAIEmbedder,
     OpenAIPeerToolAdapter,
     Outcome,
     Router,
     RouterError,
     StdioPeer,
     ToolCallFormatError,
+    ToolSearch,
     UnknownToolError,
+    as_aliases,
 )
 from mcpx_router.loop import LoopResult, run_chat, run_responses
-from mcpx_router.testing import weather_station
+from mcpx_router.testing import HashingEmbedder, weather_station
 
 ChatAnswer = ChatCompletionToolMessageParam | ChatCompletionUserMessageParam
 ResponsesAnswer = FunctionCallOutput | ResponseCustomToolCallOutputParam
@@ -213,3 +218,33 @@ async def loops(client: AsyncOpenAI) -> None:
             client, adapter, model="gpt-4.1-mini", input=items, parallel_tool_calls=False
         )
         print(again.messages[len(items) :], again.catalogue_versions)
+
+
+async def ranked_and_searched(client: AsyncOpenAI) -> None:
+    async with OpenAIPeerToolAdapter(embedder=OpenAIEmbedder(client), semantic_weight=0.4) as adapter:
+        messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Time in Tokyo?"}]
+        tools = await adapter.select_tools("chat", relevant_to=messages)
+        assert_type(tools, tuple[ChatCompletionFunctionToolParam, ...])
+        await client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
+        assert_type(await adapter.select_tools("responses", max_tools=None), tuple[FunctionToolParam, ...])
+        assert_type(await adapter.select_tools("functions"), tuple[FunctionDefinition, ...])
+        suggestions = await adapter.suggest_groups(min_score=0.6)
+        assert_type(suggestions, list[GroupSuggestion])
+        aliases: dict[str, list[str]] = as_aliases(suggestions, min_score=0.8)
+        print(aliases)
+        search = ToolSearch(adapter, per_search=5)
+        offered = await search.chat_tools(messages)
+        assert_type(offered, list[ChatCompletionFunctionToolParam])
+        completion = await client.chat.completions.create(
+            model="gpt-4o-mini", messages=messages, tools=offered
+        )
+        messages += await search.dispatch(completion.choices[0].message.tool_calls)
+        items: list[ResponseInputItemParam] = [{"role": "user", "content": "Time in Tokyo?"}]
+        native = await search.responses_tools(items)
+        assert_type(native, list[ToolParam])
+        response = await client.responses.create(model="gpt-5.4", input=items, tools=native)
+        items += await search.dispatch(response)
+        await run_chat(client, adapter, model="m", messages=messages, tool_search=search)
+        await run_responses(client, adapter, model="m", input="Time?", tool_search=True)
+    async with OpenAIPeerToolAdapter(embedder=HashingEmbedder()) as local:
+        print(await local.rank_tools("time"))

@@ -1,0 +1,230 @@
+"""Embeddings of tools and queries: a pluggable embedder, a cache per tool definition.
+
+An embedder is any callable that takes a list of texts and returns one vector per text, in
+order (or an awaitable of them): `OpenAIEmbedder` calls the `openai` SDK's embeddings endpoint;
+`mcpx_router.testing.HashingEmbedder` is a deterministic local one. A tool is embedded once per
+definition: the cache is keyed by the tool's name on its peer and its definition fingerprint (the
+JSON of its description, title and input schema), so an unchanged tool is never embedded again,
+and the same tool offered by two peers is embedded once. Missing tools are embedded in batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from operator import mul
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import anyio
+
+from ._catalogue import PublishedTool
+from ._errors import EmbeddingError, UsageError
+from .model._budget import tokens
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["Embedder", "EmbeddingIndex", "OpenAIEmbedder", "embedding_text"]
+
+Vector: TypeAlias = tuple[float, ...]
+Embedder: TypeAlias = Callable[[list[str]], Sequence[Sequence[float]] | Awaitable[Sequence[Sequence[float]]]]
+"""Texts in, one vector per text out (in order), directly or awaited."""
+
+
+class OpenAIEmbedder:
+    """An embedder calling the embeddings endpoint through an `AsyncOpenAI` client.
+
+    Example:
+        ```python
+        adapter = OpenAIPeerToolAdapter(embedder=OpenAIEmbedder(AsyncOpenAI()))
+        ```
+
+    Args:
+        client: Any `AsyncOpenAI` client (`base_url` may point at a compatible endpoint).
+        model: The embedding model.
+        dimensions: Ask for vectors of this length (models that support it); None: the model's own.
+    """
+
+    def __init__(
+        self, client: AsyncOpenAI, model: str = "text-embedding-3-small", *, dimensions: int | None = None
+    ) -> None:
+        self._client = client
+        self.model = model
+        self._dimensions = dimensions
+
+    async def __call__(self, texts: list[str]) -> list[list[float]]:
+        extra: dict[str, Any] = {} if self._dimensions is None else {"dimensions": self._dimensions}
+        reply = await self._client.embeddings.create(
+            model=self.model, input=texts, encoding_format="float", **extra
+        )
+        ordered = sorted(reply.data, key=lambda item: item.index)
+        return [list(item.embedding) for item in ordered]
+
+
+def embedding_text(tool: PublishedTool) -> str:
+    """What is embedded of a tool: its name on its peer (as words), title, the peer's description
+    and the parameter names (at most `MAX_TEXT` characters); not the peer id, so the same tool of
+    two peers embeds alike."""
+    description, title = tool.origin
+    properties = tool.parameters.get("properties")
+    names = ", ".join(str(p) for p in properties) if isinstance(properties, Mapping) else ""
+    parts = [" ".join(tokens(tool.tool)) or tool.tool, title or "", description or ""]
+    if names:
+        parts.append(f"Parameters: {names}")
+    text = ". ".join(p.strip() for p in parts if p and p.strip())
+    # Embedding models take a few thousand tokens at most; a tool's first lines say what it does.
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def _tool_key(tool: PublishedTool) -> bytes:
+    name = tool.tool.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(len(name).to_bytes(4, "big") + name + tool.fingerprint).digest()
+
+
+class EmbeddingIndex:
+    """Tool and query vectors from one embedder, each tool definition embedded once.
+
+    Args:
+        embedder: Texts in, one vector per text out (see `Embedder`).
+        batch_size: The most texts one call of the embedder is given.
+        max_entries: The most tool vectors kept (the least recently used go first; never fewer
+            than one request's tools).
+    """
+
+    def __init__(self, embedder: Embedder, *, batch_size: int = 256, max_entries: int = 100_000) -> None:
+        if not callable(embedder):
+            raise UsageError(
+                f"embedder must be callable (texts in, vectors out), not {type(embedder).__name__}"
+            )
+        for what, value in (("batch_size", batch_size), ("max_entries", max_entries)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise UsageError(f"{what} must be a positive integer, not {value!r}")
+        self._embedder = embedder
+        self._batch_size = batch_size
+        self._max_entries = max_entries
+        self._tools: OrderedDict[bytes, Vector] = OrderedDict()
+        self._queries: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = anyio.Lock()
+        self._last: tuple[int, str, list[float]] | None = None
+        self.texts_embedded = 0
+        """How many texts were handed to the embedder so far (tools and queries)."""
+
+    async def tool_vectors(self, tools: Sequence[PublishedTool]) -> list[Vector]:
+        """One unit vector per tool, embedding in batches only the definitions not seen before."""
+        keys = [_tool_key(tool) for tool in tools]
+        async with self._lock:  # two callers never embed the same definition twice
+            missing: dict[bytes, str] = {}
+            for key, tool in zip(keys, tools, strict=True):
+                if key in self._tools:
+                    self._tools.move_to_end(key)  # in use: the last to go
+                elif key not in missing:
+                    missing[key] = embedding_text(tool)
+            pending = list(missing.items())
+            for start in range(0, len(pending), self._batch_size):
+                batch = pending[start : start + self._batch_size]
+                vectors = await self._embed([text for _, text in batch])
+                for (key, _), vector in zip(batch, vectors, strict=True):
+                    self._tools[key] = vector
+            # Evict the least recently used, never one of these tools (they are the most recent).
+            while len(self._tools) > max(self._max_entries, len(set(keys))):
+                self._tools.popitem(last=False)
+            return [self._tools[key] for key in keys]
+
+    async def query_vector(self, text: str) -> Vector:
+        """The unit vector of a query (the last few hundred are kept). Of a long query, the last
+        `MAX_TEXT` characters are embedded: the latest message is at the end of a conversation's."""
+        text = text if len(text) <= MAX_TEXT else text[-MAX_TEXT:]
+        vector = self._queries.get(text)
+        if vector is None:
+            vector = (await self._embed([text]))[0]
+            self._queries[text] = vector
+            if len(self._queries) > _MAX_QUERIES:
+                self._queries.popitem(last=False)
+        else:
+            self._queries.move_to_end(text)
+        return vector
+
+    async def similarities(
+        self, query: str, tools: Sequence[PublishedTool], *, version: int | None = None
+    ) -> list[float]:
+        """The cosine similarity of `query` to each tool, in [-1, 1].
+
+        Given the catalogue `version` the tools are from, the last answer is kept and given again
+        for the same version and query (a loop asks once per turn, mostly about the same messages).
+        """
+        if version is not None and self._last is not None and self._last[:2] == (version, query):
+            return list(self._last[2])
+        scores = await self._similarities(query, tools)
+        if version is not None:
+            self._last = (version, query, scores)
+        return scores
+
+    async def _similarities(self, query: str, tools: Sequence[PublishedTool]) -> list[float]:
+        vectors = await self.tool_vectors(tools)
+        if not vectors:
+            return []
+        target = await self.query_vector(query)
+        if len(target) != len(vectors[0]):
+            raise EmbeddingError(
+                f"the embedder gave a query vector of length {len(target)} but tool vectors of length "
+                f"{len(vectors[0])}; an embedder must always return vectors of one length"
+            )
+        return [sum(map(mul, target, vector)) for vector in vectors]
+
+    async def _embed(self, texts: list[str]) -> list[Vector]:
+        try:
+            result = self._embedder(texts)
+            if inspect.isawaitable(result):
+                result = await result
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(
+                f"the embedder failed on {len(texts)} texts: {type(exc).__name__}: {exc}"
+            ) from exc
+        self.texts_embedded += len(texts)
+        return _checked(result, len(texts))
+
+
+def _checked(result: Any, count: int) -> list[Vector]:
+    """The embedder's answer as unit vectors, or EmbeddingError saying what is wrong with it."""
+    try:
+        rows = list(result)
+    except TypeError:
+        rows = None
+    if rows is None or len(rows) != count:
+        got = f"{len(rows)} vectors" if rows is not None else type(result).__name__
+        raise EmbeddingError(
+            f"the embedder returned {got} for {count} texts; it must return one vector per text, in order"
+        )
+    out: list[Vector] = []
+    length = None
+    for i, row in enumerate(rows):
+        try:
+            vector = tuple(float(x) for x in row)
+        except (TypeError, ValueError) as exc:
+            raise EmbeddingError(f"vector {i} of the embedder is not a sequence of numbers: {exc}") from exc
+        if not vector or not all(math.isfinite(x) for x in vector):
+            raise EmbeddingError(f"vector {i} of the embedder is empty or holds NaN or infinity")
+        if length is not None and len(vector) != length:
+            raise EmbeddingError(
+                f"the embedder returned vectors of lengths {length} and {len(vector)}; "
+                "they must all be of one length"
+            )
+        length = len(vector)
+        out.append(unit(vector))
+    return out
+
+
+def unit(vector: Sequence[float]) -> Vector:
+    """`vector` scaled to length 1 (a zero vector stays zero: it is similar to nothing)."""
+    norm = math.sqrt(sum(x * x for x in vector))
+    return tuple(vector) if norm == 0 else tuple(x / norm for x in vector)
+
+
+_MAX_QUERIES = 512
+MAX_TEXT = 2000
+"""The most characters of a tool's text that are embedded (well within any model's input limit)."""
