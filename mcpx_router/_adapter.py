@@ -174,6 +174,7 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods):
                 `list_tools` / `call_tool`). The caller keeps owning it.
             call_timeout: Seconds a call to this peer may take; defaults to the adapter's `call_timeout`.
             max_concurrency: At most this many calls run on this peer at once (None: no limit).
+                A batch's calls take the slots in call order: with 1, they run in call order.
             include: Glob patterns of tool names (as the peer spells them) to publish; None: all.
             exclude: Glob patterns of tool names never to publish.
             tool_timeouts: Seconds calls to particular tools (named as the peer spells them) may

@@ -10,7 +10,7 @@ import anyio
 from mcp.shared.dispatcher import ProgressFnT
 
 from ._catalogue import Catalogue, PublishedTool
-from ._dispatch import CallProgress, Outcome, PeerEntry, prepare_arguments, run_on_peer
+from ._dispatch import CallProgress, Outcome, PeerEntry, Turn, prepare_arguments, run_on_peer
 from ._dispatch import error as _error
 from ._tracing import traced_call, tracing
 from .model._arguments import ArgumentsError
@@ -51,21 +51,51 @@ class Answerer:
         self._on_progress = on_progress
 
     async def run_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Outcome]:
-        """Run the calls concurrently; one outcome per call, in call order."""
+        """Run the calls concurrently; one outcome per call, in call order.
+
+        Calls to a peer with a slot limit (`max_concurrency`) take its slots in call order: each
+        waits until the one before it to that peer has a slot (or was answered without one), so
+        with one slot they reach the peer one at a time in call order, whatever order the event
+        loop starts their tasks in (trio varies it on purpose).
+        """
         if not calls:
             return []
         outcomes = [_NOT_RUN] * len(calls)
+        turns = self._turns(calls)
 
-        async def run(index: int, call: ToolCall) -> None:
-            outcomes[index] = await self.run(call, call_timeout)
+        async def run(index: int) -> None:
+            turn = turns[index]
+            try:
+                outcomes[index] = await self.run(calls[index], call_timeout, turn)
+                if turn is not None and turn[0] is not None and not turn[1].is_set():
+                    await turn[0].wait()  # answered without a slot: passes its turn on in order
+            finally:
+                if turn is not None:
+                    turn[1].set()  # however the call ended, the next one to its peer may go
 
         async with anyio.create_task_group() as tg:
             for index in range(1, len(calls)):
-                tg.start_soon(run, index, calls[index])
+                tg.start_soon(run, index)
             # The first call runs in this task, one task fewer to start; it still goes out first,
             # since the tasks only start once this one waits.
-            outcomes[0] = await self.run(calls[0], call_timeout)
+            await run(0)
         return outcomes
+
+    def _turns(self, calls: list[ToolCall]) -> list[Turn | None]:
+        """For each call to a peer with a slot limit: the turn of the call before it to that peer
+        (None for the first), and its own, set once it has a slot or was answered without one."""
+        last: dict[str, anyio.Event] = {}
+        turns: list[Turn | None] = []
+        for call in calls:
+            tool = self._catalogue.lookup(call.name)
+            peer = self._peers.get(tool.peer) if tool is not None else None
+            if tool is None or peer is None or peer.limiter is None:
+                turns.append(None)
+                continue
+            mine = anyio.Event()
+            turns.append((last.get(tool.peer), mine))
+            last[tool.peer] = mine
+        return turns
 
     def answers(self, calls: list[ToolCall], outcomes: list[Outcome]) -> list[Answer]:
         """One answer per call in call order, then any media message."""
@@ -93,18 +123,21 @@ class Answerer:
             return answer(call, output)
         return answer(call, outcome.text)
 
-    def run(self, call: ToolCall, call_timeout: float | None) -> Awaitable[Outcome]:
+    def run(self, call: ToolCall, call_timeout: float | None, turn: Turn | None = None) -> Awaitable[Outcome]:
         """Resolve the call's name, prepare its arguments and run it on its peer.
 
         A plain function returning the awaitable (await it at once): the call is sent with no
         coroutine of ours between the caller's and the one that runs it on its peer, unless
-        OpenTelemetry is configured: then it runs inside its `execute_tool` span.
+        OpenTelemetry is configured: then it runs inside its `execute_tool` span. `turn` orders
+        it among a batch's calls to a peer with a slot limit (`run_all`).
         """
         if tracing():
-            return traced_call(call, self._run(call, call_timeout))
-        return self._run(call, call_timeout)
+            return traced_call(call, self._run(call, call_timeout, turn))
+        return self._run(call, call_timeout, turn)
 
-    def _run(self, call: ToolCall, call_timeout: float | None) -> Awaitable[Outcome]:
+    def _run(
+        self, call: ToolCall, call_timeout: float | None, turn: Turn | None = None
+    ) -> Awaitable[Outcome]:
         if call.problem is not None:
             return _ready(_error(call.problem, kind="invalid_call"))
         tool = self._catalogue.lookup(call.name)
@@ -124,6 +157,7 @@ class Answerer:
             limit,
             max_output_chars=self._max_output_chars,
             progress=self._progress_reporter(tool, call.call_id),
+            turn=turn,
         )
 
     def _progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None:

@@ -48,7 +48,9 @@ class Catalogue:
         self._departed: dict[str, str] = {}
         """Why each recently withdrawn public name is no longer published."""
         self.version = 0
-        self._suggester: tuple[int, NameSuggester] | None = None
+        self._suggester: NameSuggester | None = None
+        self._unsuggested: dict[str, None] = {}
+        """Peers whose tools changed since the suggester last read them."""
         self._warned_version = -1
         self._converted: dict[bytes, list[Any]] = {}
         """Recent conversions of plain schemas by their `plain_key` (bytes that stand for the tree): each
@@ -111,12 +113,16 @@ class Catalogue:
         if departed is not None:
             return f"{shown} is not available now: {departed}. Call only the functions offered now."
         message = f"there is no tool named {shown}."
-        if self._suggester is None or self._suggester[0] != self.version:
-            tools = [(t.name, t.tool) for t in self.all_tools()]
-            kept = self._suggester[1] if self._suggester is not None else None
-            # A change of descriptions or schemas only keeps the index of the names.
-            self._suggester = (self.version, kept if kept and kept.tools == tools else NameSuggester(tools))
-        close = [repr(c) for c in self._suggester[1].suggest(name)]
+        if self._suggester is None:  # made at the first unknown name, then kept up to date per peer
+            self._suggester, self._unsuggested = NameSuggester(), dict.fromkeys(self._peers)
+        if self._unsuggested:  # a change of descriptions or schemas only leaves the names as they are
+            self._suggester.set_parts(
+                (peer, [(t.name, t.tool) for t in self._peers.get(peer, {}).values()])
+                for peer in self._unsuggested
+            )
+            self._unsuggested.clear()
+            self._suggester.order(self._peers)
+        close = [repr(c) for c in self._suggester.suggest(name)]
         if close:
             listed = close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]
             message += f" Did you mean {listed}?"
@@ -369,6 +375,8 @@ class Catalogue:
     def _bump(self, peer: str) -> None:
         self.version += 1
         self._views.changed(peer, self.version)
+        if self._suggester is not None:
+            self._unsuggested[peer] = None
 
 
 _MAX_CONVERTED = 1024

@@ -15,7 +15,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from ._catalogue import PublishedTool
 from ._errors import PeerUnavailableError, UsageError
-from ._session import ToolSession
+from ._session import ToolSession, call_tool
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
 from .model._repair import drop_optional_nulls, repair_arguments
@@ -27,6 +27,7 @@ __all__ = [
     "CallProgress",
     "Outcome",
     "PeerEntry",
+    "Turn",
     "check_limit",
     "check_timeout",
     "describe",
@@ -126,6 +127,11 @@ class PeerEntry:
         return [t for t in tools if matches(t.name, self.include, self.exclude)]
 
 
+Turn = tuple[anyio.Event | None, anyio.Event]
+"""A call's place among a batch's calls to a peer with a slot limit: the event of the call before
+it (None for the first), which it waits for before taking a slot, and its own, set once it has one."""
+
+
 def run_on_peer(
     peer: PeerEntry,
     tool: PublishedTool,
@@ -135,6 +141,7 @@ def run_on_peer(
     *,
     max_output_chars: int | None,
     progress: ProgressFnT | None = None,
+    turn: Turn | None = None,
 ) -> Awaitable[Outcome]:
     """Call `tool` on `peer` within `limit` seconds; whatever the peer does, say what became of it.
 
@@ -145,7 +152,7 @@ def run_on_peer(
     """
     if peer.limiter is None:
         return _run(peer, tool, name, arguments, limit, limit, max_output_chars, progress)
-    return _run_limited(peer, peer.limiter, tool, name, arguments, limit, max_output_chars, progress)
+    return _run_limited(peer, peer.limiter, tool, name, arguments, limit, max_output_chars, progress, turn)
 
 
 async def _run_limited(
@@ -157,13 +164,19 @@ async def _run_limited(
     limit: float | None,
     max_output_chars: int | None,
     progress: ProgressFnT | None,
+    turn: Turn | None,
 ) -> Outcome:
-    """`_run` once one of the peer's slots is free, with what is left of `limit` by then."""
+    """`_run` once one of the peer's slots is free (after the call before it in `turn` has one),
+    with what is left of `limit` by then."""
     start = anyio.current_time()
     acquired = False
     with anyio.move_on_after(math.inf if limit is None else limit):
+        if turn is not None and turn[0] is not None and not turn[0].is_set():
+            await turn[0].wait()
         await limiter.acquire()
         acquired = True
+    if turn is not None:
+        turn[1].set()
     if not acquired:
         return _not_sent(limiter, tool, name)
     try:
@@ -186,6 +199,10 @@ def _not_sent(limiter: anyio.CapacityLimiter, tool: PublishedTool, name: str) ->
     )
 
 
+# The session's deadline starts after ours on the same clock; this only absorbs float rounding.
+_CLOCK_SLACK = 1e-3
+
+
 async def _run(
     peer: PeerEntry,
     tool: PublishedTool,
@@ -204,23 +221,27 @@ async def _run(
     """
     deadline: anyio.CancelScope | None = None
     session: Any = peer.session
-    options: dict[str, Any] = {}
-    if peer.native and left is not None:
-        options["read_timeout_seconds"] = left
-    if progress is not None:
-        # Native sessions take a progress callback; it is only passed when asked for.
-        options["progress_callback"] = progress
+    started = anyio.current_time()
     try:
-        if left is None or peer.native:
-            result: mt.CallToolResult = await session.call_tool(tool.tool, arguments, **options)
+        if peer.native:
+            result: mt.CallToolResult = await call_tool(session, tool.tool, arguments, left, progress)
         else:
-            with anyio.fail_after(left) as deadline:
+            options = {} if progress is None else {"progress_callback": progress}
+            if left is None:
                 result = await session.call_tool(tool.tool, arguments, **options)
+            else:
+                with anyio.fail_after(left) as deadline:
+                    result = await session.call_tool(tool.tool, arguments, **options)
         text, is_error = render_result(result)
         text = truncate(text, max_output_chars)
     except Exception as exc:
+        # A peer may answer with the timeout code itself (a deadline of its own, upstream): that is
+        # its answer, not ours, unless our time was really up.
         timed_out = (
-            isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT and left is not None
+            isinstance(exc, mcp.MCPError)
+            and exc.code == mt.REQUEST_TIMEOUT
+            and left is not None
+            and anyio.current_time() - started >= left - _CLOCK_SLACK
         ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
         if timed_out:
             return error(f"{name} did not answer within {limit:g} s; the call was abandoned", tool, "timeout")

@@ -1,7 +1,7 @@
 """Published names close to a name the model called that is not published (pure, no I/O).
 
-Built once per catalogue version; a lookup costs microseconds, not a scan of every name. The
-suggestions come in this order:
+Kept in parts, one per peer, so that a change of one peer's names costs that peer; a lookup costs
+microseconds, not a scan of every name. The suggestions come in this order:
 
 1. the same name but for case and separators (`X__Echo`, `x_echo`, `x-echo`), also after a prefix
    the model added (`functions.x__echo`);
@@ -16,11 +16,13 @@ suggestions come in this order:
 
 from __future__ import annotations
 
+import heapq
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from difflib import SequenceMatcher
+from typing import Any
 
 __all__ = ["NameSuggester"]
 
@@ -50,61 +52,87 @@ def _grams(text: str) -> set[str]:
 
 
 class _Keys:
-    """Strings with a trigram index: those one edit from a query, and those most alike it.
+    """Strings with a trigram index, kept as strings come and go: those one edit from a query,
+    and those most alike it.
 
-    The strings are numbered shortest first, so that each trigram's posting (the numbers of the
-    strings holding it, ascending) is also ordered by length, and the strings of a range of
-    lengths are a slice of it.
+    Each string has a number given by the caller. Each trigram's posting (the numbers of the
+    strings holding it) is kept ordered by the strings' length, beside those lengths, so that the
+    strings of a range of lengths are a slice of it; adding or removing a string touches only its
+    own trigrams' postings.
     """
 
-    def __init__(self, keys: Iterable[str]) -> None:
-        listed = list(keys)
-        order = sorted(range(len(listed)), key=lambda i: len(listed[i]))
-        self.keys = [listed[i] for i in order]
-        self.origin = order
-        """The index, in the strings as given, of each string as numbered here."""
-        self._lengths = [len(key) for key in self.keys]
-        self.grams: dict[str, list[int]] = {}
-        grams = self.grams
-        for number, key in enumerate(self.keys):
-            for gram in _grams(key):
-                posting = grams.get(gram)
-                if posting is None:
-                    grams[gram] = [number]
-                else:
-                    posting.append(number)
+    def __init__(self, keys: Iterable[str] = ()) -> None:
+        self._strings: dict[int, str] = {}
+        self._grams: dict[str, tuple[list[int], list[int]]] = {}
+        """Per trigram, the lengths of the strings holding it (ascending) and their numbers."""
+        self._lengths: dict[int, list[int]] = {}
+        self.add_all(enumerate(keys))
 
-    def _range(self, shortest: int, longest: int) -> tuple[int, int]:
-        """The numbers of the strings whose length is within [shortest, longest]."""
-        return bisect_left(self._lengths, shortest), bisect_right(self._lengths, longest)
+    def add(self, number: int, key: str) -> None:
+        self._strings[number] = key
+        size = len(key)
+        self._lengths.setdefault(size, []).append(number)
+        grams = self._grams
+        for gram in _grams(key):
+            posting = grams.get(gram)
+            if posting is None:
+                grams[gram] = ([size], [number])
+            elif posting[0][-1] <= size:  # strings added shortest first only ever append
+                posting[0].append(size)
+                posting[1].append(number)
+            else:
+                at = bisect_right(posting[0], size)
+                posting[0].insert(at, size)
+                posting[1].insert(at, number)
 
-    def _postings(self, query: str, low: int, high: int) -> tuple[int, list[list[int]]]:
-        """How many of the query's trigrams no string holds, and the postings of the others
-        within numbers [low, high), the shortest first."""
+    def add_all(self, keys: Iterable[tuple[int, str]]) -> None:
+        """Add `(number, string)` pairs, the shortest first (cheapest when the index is empty)."""
+        for number, key in sorted(keys, key=lambda item: len(item[1])):
+            self.add(number, key)
+
+    def remove(self, number: int) -> None:
+        key = self._strings.pop(number)
+        size = len(key)
+        _discard(self._lengths, size, number)
+        for gram in _grams(key):
+            lengths, numbers = self._grams[gram]
+            at = numbers.index(number, bisect_left(lengths, size), bisect_right(lengths, size))
+            del lengths[at], numbers[at]
+            if not numbers:
+                del self._grams[gram]
+
+    def _postings(self, query: str, shortest: int, longest: int) -> tuple[int, list[list[int]]]:
+        """How many of the query's trigrams no string of a length within [shortest, longest]
+        holds, and the postings of the others within those lengths, the shortest first."""
         grams = _grams(query)
         found: list[list[int]] = []
         for gram in grams:
-            posting = self.grams.get(gram)
+            posting = self._grams.get(gram)
             if posting is not None:
-                part = posting[bisect_left(posting, low) : bisect_left(posting, high)]
+                lengths = posting[0]
+                part = posting[1][bisect_left(lengths, shortest) : bisect_right(lengths, longest)]
                 if part:
                     found.append(part)
         found.sort(key=len)
         return len(grams) - len(found), found
 
     def near(self, query: str) -> list[int]:
-        """The strings one edit from `query` (their indexes as given).
+        """The numbers of the strings one edit from `query`, ascending.
 
         One edit takes at most four of a word's trigrams away (a swap of two letters), so such a
         string shares all but four of the query's trigrams: it is in all but four of the postings
         of the query's rarest trigrams, which (for strings of a length within one) are all that
         is read.
         """
-        low, high = self._range(len(query) - 1, len(query) + 1)
-        keys, origin = self.keys, self.origin
+        size, strings = len(query), self._strings
         if len(_grams(query)) <= 4:  # such a short string may share no trigram with its neighbours
-            return sorted(origin[n] for n in range(low, high) if _one_apart(query, keys[n]))
-        missing, postings = self._postings(query, low, high)
+            return sorted(
+                n
+                for length in (size - 1, size, size + 1)
+                for n in self._lengths.get(length, ())
+                if _one_apart(query, strings[n])
+            )
+        missing, postings = self._postings(query, size - 1, size + 1)
         if missing > 4:
             return []
         top = postings[:8]
@@ -112,93 +140,220 @@ class _Keys:
         for posting in top:
             counts.update(posting)
         least = max(1, len(top) - 4 + missing)
-        return sorted(origin[n] for n, c in counts.items() if c >= least and _one_apart(query, keys[n]))
+        return sorted(n for n, c in counts.items() if c >= least and _one_apart(query, strings[n]))
 
-    def alike(self, query: str) -> list[tuple[float, int]]:
-        """`(-ratio, index as given)` of the strings most alike `query` by difflib's ratio (at least 0.6).
+    def alike(self, query: str, order: Callable[[int], Any] = int) -> list[tuple[float, int]]:
+        """`(-ratio, number)` of the strings most alike `query` by difflib's ratio (at least 0.6),
+        the best first, ties in `order` of their numbers.
 
         Only the few strings sharing the most of the query's rarest trigrams are scored, among
-        those whose length allows that ratio.
+        those whose length allows that ratio (those sharing as many, in `order`).
         """
         size = len(query)
-        low, high = self._range(-(-3 * size // 7), 7 * size // 3)
         shared: Counter[int] = Counter()
-        for posting in self._postings(query, low, high)[1][:_RAREST]:
+        for posting in self._postings(query, -(-3 * size // 7), 7 * size // 3)[1][:_RAREST]:
             shared.update(posting)
+        candidates = list(shared)
+        if len(candidates) > _CANDIDATES:  # the most shared; of those sharing as many, the first in `order`
+            floor = heapq.nlargest(_CANDIDATES, shared.values())[-1]
+            above = [n for n in candidates if shared[n] > floor]
+            tied = [n for n in candidates if shared[n] == floor]
+            candidates = above + heapq.nsmallest(_CANDIDATES - len(above), tied, key=order)
         matcher = SequenceMatcher(None, b=query, autojunk=False)
         scored: list[tuple[float, int]] = []
-        for n, _ in shared.most_common(_CANDIDATES):
-            matcher.set_seq1(self.keys[n])
+        for n in candidates:
+            matcher.set_seq1(self._strings[n])
             if matcher.real_quick_ratio() >= _CUTOFF and matcher.quick_ratio() >= _CUTOFF:
                 score = matcher.ratio()
                 if score >= _CUTOFF:
-                    scored.append((-score, self.origin[n]))
-        return sorted(scored)
+                    scored.append((-score, n))
+        return sorted(scored, key=lambda s: (s[0], order(s[1])))
+
+
+def _discard(lists: dict[int, list[int]], key: int, number: int) -> None:
+    numbers = lists[key]
+    numbers.remove(number)
+    if not numbers:
+        del lists[key]
 
 
 class NameSuggester:
     """Suggests published names for a name that is not published.
 
+    The names are held in parts (the catalogue keeps one per peer): `set_part` brings one part up
+    to date at the cost of that part, and the suggestions are those a suggester built afresh from
+    all parts, in their order, would make.
+
     Args:
         tools: `(public name, the tool's name on its peer)` for every published tool, in
-            catalogue order.
+            catalogue order (one part).
     """
 
-    def __init__(self, tools: Iterable[tuple[str, str]]) -> None:
-        self.tools = list(tools)
-        """The `(public name, tool name)` pairs indexed."""
-        self._names: list[str] = []
+    def __init__(self, tools: Iterable[tuple[str, str]] = ()) -> None:
+        self._next = self._next_rank = self._next_key = 0
+        self._entries: dict[int, tuple[str, str]] = {}
+        """Each name's `(public name, tool name)`, by the number it was given when added."""
+        self._parts: dict[Hashable, list[int]] = {}
+        """Each part's names, in order."""
+        self._rank: dict[Hashable, int] = {}
+        self._place: dict[int, tuple[int, int]] = {}
+        """Where each name is: its part's rank and its position there (the catalogue order)."""
         self._by_squashed: dict[str, list[int]] = {}
         self._by_tool: dict[str, list[int]] = {}
         """Per tool name (case-folded, and squashed), the names of the tools so named."""
-        for index, (name, tool) in enumerate(self.tools):
-            self._names.append(name)
-            self._by_squashed.setdefault(_squash(name), []).append(index)
-            for key in {tool.casefold(), _squash(tool)} - {""}:
-                self._by_tool.setdefault(key, []).append(index)
-        self._folded = _Keys(name.casefold() for name in self._names)
-        self._tool_keys = list(self._by_tool)
+        self._folded = _Keys()
+        self._tool_numbers: dict[str, int] = {}
+        """The number of each tool name in `_tools` (and the name of each number below)."""
+        self._tool_keys: dict[int, str] = {}
         self._tools: _Keys | None = None
-        """The tool names indexed, the first time a name is looked up among them."""
+        """The tool names indexed, from the first time a name is looked up among them."""
+        listed = list(tools)
+        if listed:
+            self.set_parts([(None, listed)])
+
+    def set_part(self, part: Hashable, tools: Iterable[tuple[str, str]]) -> None:
+        """Make `part` hold exactly `tools` (in this order); a new part comes after the others."""
+        self.set_parts([(part, tools)])
+
+    def set_parts(self, parts: Iterable[tuple[Hashable, Iterable[tuple[str, str]]]]) -> None:
+        """`set_part` for each `(part, tools)`; their new names indexed together."""
+        added: list[tuple[int, str]] = []
+        for part, tools in parts:
+            self._set_part(part, tools, added)
+        self._folded.add_all(added)
+
+    def _set_part(
+        self, part: Hashable, tools: Iterable[tuple[str, str]], added: list[tuple[int, str]]
+    ) -> None:
+        old: dict[tuple[str, str], list[int]] = {}
+        for number in self._parts.get(part, ()):
+            old.setdefault(self._entries[number], []).append(number)
+        numbers: list[int] = []
+        for pair in tools:
+            kept = old.get(pair)
+            if kept:
+                numbers.append(kept.pop(0))
+            else:
+                numbers.append(self._add(pair))
+                added.append((numbers[-1], pair[0].casefold()))
+        for left in old.values():
+            for number in left:
+                self._remove(number)
+        if part not in self._parts:
+            self._rank[part] = self._next_rank
+            self._next_rank += 1
+        self._parts[part] = numbers
+        rank, place = self._rank[part], self._place
+        for position, number in enumerate(numbers):
+            place[number] = (rank, position)
+
+    def drop_part(self, part: Hashable) -> None:
+        """Forget `part` and its names (nothing if there is no such part)."""
+        for number in self._parts.pop(part, ()):
+            self._remove(number)
+        self._rank.pop(part, None)
+
+    def order(self, parts: Iterable[Hashable]) -> None:
+        """Make the parts these, in this order: parts not among them are dropped, new ones empty."""
+        ordered = list(parts)
+        if ordered == list(self._parts):
+            return
+        for gone in self._parts.keys() - set(ordered):
+            self.drop_part(gone)
+        self._parts = {part: self._parts.get(part, []) for part in ordered}
+        self._rank = {part: rank for rank, part in enumerate(ordered)}
+        self._next_rank = len(ordered)
+        for part, numbers in self._parts.items():
+            rank = self._rank[part]
+            for position, number in enumerate(numbers):
+                self._place[number] = (rank, position)
+
+    def _add(self, pair: tuple[str, str]) -> int:
+        number = self._next
+        self._next += 1
+        self._entries[number] = pair
+        name, tool = pair
+        self._by_squashed.setdefault(_squash(name), []).append(number)
+        for key in {tool.casefold(), _squash(tool)} - {""}:
+            named = self._by_tool.get(key)
+            if named is None:
+                self._by_tool[key] = [number]
+                key_number = self._tool_numbers[key] = self._next_key
+                self._next_key = key_number + 1
+                self._tool_keys[key_number] = key
+                if self._tools is not None:
+                    self._tools.add(key_number, key)
+            else:
+                named.append(number)
+        return number
+
+    def _remove(self, number: int) -> None:
+        name, tool = self._entries.pop(number)
+        del self._place[number]
+        _discard_named(self._by_squashed, _squash(name), number)
+        for key in {tool.casefold(), _squash(tool)} - {""}:
+            if _discard_named(self._by_tool, key, number):
+                key_number = self._tool_numbers.pop(key)
+                del self._tool_keys[key_number]
+                if self._tools is not None:
+                    self._tools.remove(key_number)
+        self._folded.remove(number)
 
     def suggest(self, name: str) -> list[str]:
         """Published names the model may have meant by `name`, the likeliest first (maybe none)."""
-        if not self._names or not name:
+        if not self._entries or not name:
             return []
         query = name[:_LONGEST].casefold()
         parts = [query, *_suffixes(query)]
         strong: list[int] = []
         for part in parts:
-            strong += self._by_squashed.get(_squash(part), ())
+            strong += self._in_order(self._by_squashed.get(_squash(part), ()))
         strong += self._tool_named(query)
-        strong += self._ranked(query, self._folded.near(query))
+        strong += self._ranked(query, self._in_order(self._folded.near(query)))
         if not strong:
             for part in parts[1:]:
                 strong += self._tool_named(part)
         if not strong:
             if self._tools is None:
-                self._tools = _Keys(self._tool_keys)
-            for i in self._tools.near(_squash(parts[-1])):
-                strong += self._by_tool[self._tool_keys[i]]
+                self._tools = _Keys()
+                for key, number in self._tool_numbers.items():
+                    self._tools.add(number, key)
+            for number in self._tools.near(_squash(parts[-1])):
+                strong += self._by_tool[self._tool_keys[number]]
+            strong = self._in_order(strong)
         if not strong:
-            strong = [i for _, i in self._folded.alike(query)[:FEW]]
+            strong = [n for _, n in self._folded.alike(query, self._place.__getitem__)[:FEW]]
         chosen = list(dict.fromkeys(strong))
-        return [self._names[i] for i in chosen[:MOST]]
+        return [self._entries[n][0] for n in chosen[:MOST]]
+
+    def _in_order(self, numbers: Iterable[int]) -> list[int]:
+        """The names `numbers` in catalogue order."""
+        return sorted(numbers, key=self._place.__getitem__)
 
     def _tool_named(self, part: str) -> list[int]:
         """The names of the tools whose own name is `part` (ignoring case, or also separators)."""
-        return self._by_tool.get(part) or self._by_tool.get(_squash(part)) or []
+        return self._in_order(self._by_tool.get(part) or self._by_tool.get(_squash(part)) or ())
 
-    def _ranked(self, query: str, indexes: list[int]) -> list[int]:
-        """`indexes` with the names most alike `query` first."""
-        if len(indexes) <= 1:
-            return indexes
+    def _ranked(self, query: str, numbers: list[int]) -> list[int]:
+        """`numbers` with the names most alike `query` first."""
+        if len(numbers) <= 1:
+            return numbers
         matcher = SequenceMatcher(None, b=query, autojunk=False)
         scores: dict[int, float] = {}
-        for i in indexes:
-            matcher.set_seq1(self._names[i].casefold())
-            scores[i] = matcher.ratio()
-        return sorted(indexes, key=lambda i: -scores[i])
+        for n in numbers:
+            matcher.set_seq1(self._entries[n][0].casefold())
+            scores[n] = matcher.ratio()
+        return sorted(numbers, key=lambda n: -scores[n])
+
+
+def _discard_named(named: dict[str, list[int]], key: str, number: int) -> bool:
+    """Take `number` from `named[key]`; whether that left the key without names (and removed it)."""
+    numbers = named[key]
+    numbers.remove(number)
+    if numbers:
+        return False
+    del named[key]
+    return True
 
 
 def _suffixes(text: str) -> list[str]:

@@ -17,7 +17,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._errors import PeerUnavailableError
-from .._session import NativeSession, ToolSession
+from .._session import NativeSession, ToolSession, call_tool
 
 __all__ = ["Connection", "PeerLink", "looks_like_connection_failure", "note_refused", "note_written"]
 
@@ -259,7 +259,7 @@ async def _send(
     progress_callback: ProgressFnT | None,
 ) -> mt.CallToolResult:
     if isinstance(session, mcp.Client | mcp.ClientSession):
-        return await session.call_tool(name, arguments, limit, progress_callback)
+        return await call_tool(session, name, arguments, limit, progress_callback)
     return await _bounded_call(session, name, arguments, limit, progress_callback)
 
 

@@ -170,3 +170,102 @@ async def test_a_call_answered_with_only_a_request_state_is_resumed_with_it() ->
         outcome = await adapter.call("p__plain", {})
     assert (outcome.text, outcome.is_error) == ("done at step-2", False)
     assert states == [None, "step-2"]
+
+
+# A round the server answers with: input requests (elicitation messages), or only a request state.
+rounds = st.lists(
+    st.lists(st.sampled_from(["name?", "age?", "city?"]), unique=True, max_size=2),
+    max_size=3,
+).filter(lambda r: sum(not asks for asks in r) <= 1)  # a state-only round waits 50 ms or more
+
+
+def asking_in_rounds(plan: list[list[str]], seen: list[Any]) -> Server[Any]:
+    """A server that answers each `tools/call` with the next round of `plan` (its input requests,
+    or only a `request_state` when a round asks nothing), then with a result; `seen` gets what
+    each request carried."""
+
+    async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=TOOLS[:1])
+
+    async def call_tool(
+        ctx: Any, params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
+        answers = {k: v.model_dump() for k, v in (params.input_responses or {}).items()}
+        seen.append((params.request_state, answers))
+        step = int(params.request_state or "0")
+        if step == len(plan):
+            return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"done after {step}")])
+        asks = {
+            f"{step}-{message}": mt.ElicitRequest(
+                params=mt.ElicitRequestFormParams(
+                    message=message, requested_schema={"type": "object", "properties": {}}
+                )
+            )
+            for message in plan[step]
+        }
+        return mt.InputRequiredResult(input_requests=asks or None, request_state=str(step + 1))
+
+    return Server("rounds", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=rounds, refuse=st.sampled_from([None, "age?"]))
+async def test_every_round_of_input_reaches_the_server_as_through_client_call_tool(
+    plan: list[list[str]], refuse: str | None
+) -> None:
+    """The first round goes out on the session, the rest through the client: the server sees the
+    same requests, and the client's callback answers the same questions once each, as when the
+    call is made with `client.call_tool` (a refused question ends the call alike)."""
+
+    async def run(through_adapter: bool) -> tuple[list[Any], list[str], tuple[str, Any]]:
+        seen: list[Any] = []
+        asked: list[str] = []
+
+        async def elicit(
+            context: ClientRequestContext, params: mt.ElicitRequestParams
+        ) -> mt.ElicitResult | mt.ErrorData:
+            asked.append(params.message)
+            if params.message == refuse:
+                return mt.ErrorData(code=mt.INVALID_REQUEST, message="not telling")
+            return mt.ElicitResult(action="accept", content={"said": params.message})
+
+        server = asking_in_rounds(plan, seen)
+        async with mcp.Client(server, mode="2026-07-28", elicitation_callback=elicit) as client:
+            if not through_adapter:
+                return seen, asked, await outcome(client.call_tool("plain", {}))
+            async with OpenAIPeerToolAdapter() as adapter:
+                await adapter.add_peer("p", client)
+                ours = await adapter.call("p__plain", {})
+            return seen, asked, ("result" if not ours.is_error else "error", ours.text)
+
+    seen, asked, (kind, text) = await run(True)
+    their_seen, their_asked, theirs = await run(False)
+    assert seen == their_seen
+    assert sorted(asked) == sorted(their_asked)
+    if theirs[0] == "result":
+        assert (kind, text) == ("result", f"done after {len(plan)}")
+    else:
+        assert kind == "error" and "not telling" in text and "not telling" in theirs[1]
+
+
+def upstream_timeout() -> MCPServer:
+    server = MCPServer("upstream")
+
+    @server.tool()
+    def search(query: str) -> str:
+        """Answers at once with the JSON-RPC timeout code, as a proxy whose upstream timed out does."""
+        raise mcp.MCPError(code=mt.REQUEST_TIMEOUT, message=f"upstream timed out on {query}")
+
+    return server
+
+
+@pytest.mark.parametrize("limit", [None, 30.0])
+async def test_a_peers_own_timeout_code_is_its_answer_not_our_deadline(limit: float | None) -> None:
+    """A peer may answer -32001 itself at once: the model reads that answer, not "did not answer"."""
+    async with mcp.Client(upstream_timeout()) as client, OpenAIPeerToolAdapter() as adapter:
+        await adapter.add_peer("up", client, call_timeout=limit)
+        outcome = await adapter.call("up__search", {"query": "q"})
+    assert outcome.is_error and outcome.error_type == "mcp.shared.exceptions.MCPError"
+    assert "did not answer" not in outcome.text
+    assert outcome.text.startswith("Error: peer 'up' failed to run 'search':")
+    assert "upstream timed out on q" in outcome.text

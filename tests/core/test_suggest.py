@@ -7,7 +7,7 @@ import random
 
 import mcp_types as mt
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.names import WORDS, misspell
@@ -181,11 +181,12 @@ def test_the_index_follows_the_catalogue_and_is_kept_while_only_definitions_chan
     catalogue.set_peer("docs", [mt.Tool(name="search", input_schema={"type": "object"})])
     assert "Did you mean 'docs__search'?" in catalogue.why_unknown("docs__serch")
     index = catalogue._suggester
+    assert index is not None
+    indexed = dict(index._entries)
     described = mt.Tool(name="search", description="Search the docs.", input_schema={"type": "object"})
     assert catalogue.set_peer("docs", [described])
     assert "Did you mean 'docs__search'?" in catalogue.why_unknown("docs__serch")
-    assert catalogue._suggester is not None and index is not None
-    assert catalogue._suggester[1] is index[1]  # same names: the index was kept
+    assert catalogue._suggester is index and index._entries == indexed  # same names: nothing re-indexed
     catalogue.set_peer("docs", [described, mt.Tool(name="serve", input_schema={"type": "object"})])
     assert "Did you mean 'docs__serve'?" in catalogue.why_unknown("docs__serv")
     catalogue.remove_peer("docs")
@@ -193,3 +194,89 @@ def test_the_index_follows_the_catalogue_and_is_kept_while_only_definitions_chan
         "'docs__serve' is not available now: peer 'docs' left. Call only the functions offered now."
     )
     assert "Did you mean" not in catalogue.why_unknown("docs__serc")
+
+
+# -- kept per peer: after any history, the suggestions of a suggester made afresh -----------
+
+HISTORY_PEERS = ["docs", "web", "git"]
+HISTORY_TOOLS = ["search", "serch", "status", "fetch", "git_log", "Search", "log", "stat"]
+CALLED = st.sampled_from(
+    [
+        "docs__serch",
+        "search",
+        "web_fetch",
+        "git__log",
+        "stat",
+        "zzz",
+        "Docs__Status",
+        "gitt__git_log",
+        "seach",
+    ]
+)
+CHANGES = st.one_of(
+    st.tuples(
+        st.just("set"), st.sampled_from(HISTORY_PEERS), st.lists(st.sampled_from(HISTORY_TOOLS), unique=True)
+    ),
+    st.tuples(st.just("withdraw"), st.sampled_from(HISTORY_PEERS), st.none()),
+    st.tuples(st.just("remove"), st.sampled_from(HISTORY_PEERS), st.none()),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@example(  # a peer that left and came back goes after the others, in the index too
+    history=[
+        ([("set", "docs", ["search"]), ("set", "web", ["search"])], ["serch"]),
+        ([("remove", "docs", None), ("set", "docs", ["search"])], ["serch"]),
+    ]
+)
+@given(
+    history=st.lists(
+        st.tuples(st.lists(CHANGES, max_size=3), st.lists(CALLED, max_size=2)), min_size=1, max_size=6
+    )
+)
+def test_the_suggestions_after_any_history_are_a_fresh_indexs(
+    history: list[tuple[list[tuple[str, str, list[str] | None]], list[str]]],
+) -> None:
+    """Peers join, change, withdraw and leave, with unknown names called in between (the index is
+    then brought up to date per peer): every suggestion is what an index made afresh suggests."""
+    catalogue = Catalogue()
+    for changes, called in history:
+        for change, peer, tools in changes:
+            if change == "set":
+                catalogue.set_peer(
+                    peer, [mt.Tool(name=t, input_schema={"type": "object"}) for t in tools or []]
+                )
+            elif change == "withdraw":
+                catalogue.withdraw_peer(peer, "it was lost")
+            else:
+                catalogue.remove_peer(peer)
+        fresh = NameSuggester((t.name, t.tool) for t in catalogue.all_tools())
+        for name in called:
+            if catalogue.lookup(name) is None and catalogue.departure(name) is None:
+                expected = fresh.suggest(name)
+                listed = " or ".join(repr(n) for n in expected) if len(expected) <= 1 else None
+                text = catalogue.why_unknown(name)
+                assert catalogue._suggester is not None
+                assert catalogue._suggester.suggest(name) == expected
+                if listed:
+                    assert f"Did you mean {listed}?" in text
+                elif not expected:
+                    assert "Did you mean" not in text
+
+
+def test_a_change_of_one_peer_reindexes_only_that_peers_names() -> None:
+    catalogue = Catalogue()
+    for peer in ("docs", "web", "git"):
+        catalogue.set_peer(
+            peer, [mt.Tool(name=t, input_schema={"type": "object"}) for t in ("search", "fetch")]
+        )
+    catalogue.why_unknown("serch")
+    index = catalogue._suggester
+    assert index is not None
+    before = dict(index._entries)
+    catalogue.set_peer("web", [mt.Tool(name=t, input_schema={"type": "object"}) for t in ("search", "find")])
+    assert "'web__find'" in catalogue.why_unknown("web__fnd")
+    added = {n: pair for n, pair in index._entries.items() if n not in before}
+    removed = {n: pair for n, pair in before.items() if n not in index._entries}
+    assert list(added.values()) == [("web__find", "find")]
+    assert list(removed.values()) == [("web__fetch", "fetch")]
