@@ -119,7 +119,8 @@ def add_peer_commands(commands: argparse._SubParsersAction[Any]) -> None:
 def _shared_options(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser)
     group = parser.add_argument_group("the participants of an MCPx topic as the servers")
-    group.add_argument("--gateway", metavar="URL", help="the gateway's URL, e.g. http://127.0.0.1:8080")
+    gateway_help = "the gateway's URL, e.g. http://127.0.0.1:8080 (repeat it for gateways sharing a topic)"
+    group.add_argument("--gateway", metavar="URL", action="append", help=gateway_help)
     group.add_argument("--topic", help="the topic to join (with --gateway)")
     group.add_argument("--id", dest="participant_id", default="mcpx-router", help="our participant id")
     group.add_argument("--token", help="a pre-shared token (default: a development token from the gateway)")
@@ -379,7 +380,7 @@ def _run_in_topic(args: argparse.Namespace, body: Callable[[Router, Status], Awa
         limits = {} if args.connect_timeout is None else {"handshake_timeout": args.connect_timeout}
         async with _router(None, progress.event, stats_file(args)) as router:
             async with status_line() as status:
-                status.set(f"joining topic {args.topic} at {args.gateway}")
+                status.set(f"joining topic {args.topic} at {', '.join(args.gateway)}")
                 try:
                     topic = await router.join_topic(
                         args.gateway,
