@@ -151,11 +151,9 @@ async def _router(
     on_event: Callable[[RouterEvent], object] | None = None,
     stats: str | None = None,
 ) -> AsyncIterator[Router]:
-    """A Router whose tools keep their peers' own input schemas (defaults and all) for signatures.
-
-    Its adapter offers tools as `chat` does by default (`--strict auto`), so that `tools --openai`
-    prints what `chat` sends. With `stats`, its calls are recorded into that statistics file.
-    """
+    """A Router whose tools keep their peers' own input schemas (defaults and all) for signatures,
+    offered as `chat` offers them (`--strict auto`: `tools --openai` prints what `chat` sends);
+    with `stats`, its calls are recorded into that statistics file."""
     limit = 30.0 if connect_timeout is None else connect_timeout
     async with (
         OpenAIPeerToolAdapter(strict=None, stats_file=stats) as adapter,
