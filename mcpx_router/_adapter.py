@@ -153,7 +153,9 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
     ) -> None:
         for peer in list(self._peers):
             self._withdraw(peer)
-        self._closed = True
+        if not self._closed:
+            self._closed = True
+            self._save_stats()
 
     # -- peers ------------------------------------------------------------------------------
 

@@ -159,7 +159,7 @@ class Answerer:
             arguments = prepare_arguments(tool, call.arguments)
         except ArgumentsError as exc:
             message = f"{call.name} was not called. {exc}"
-            refused = _error(message, tool, "invalid_arguments", "invalid_arguments")
+            refused = _error(message, tool, "invalid_arguments")
             if self.reputation is not None:
                 self.reputation.refused(tool.key, call.call_id, refused)
             return _ready(refused)

@@ -6,7 +6,7 @@ import logging
 import math
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import mcp
@@ -24,8 +24,9 @@ from .model._rich import truncate
 from .model._strict_outcome import strip_added_nulls
 
 __all__ = [
+    "MAY_HAVE_RUN",
+    "NOT_SENT",
     "CallProgress",
-    "Failure",
     "Outcome",
     "PeerEntry",
     "Turn",
@@ -68,23 +69,33 @@ class Outcome:
     result: mt.CallToolResult | None = None
     """The peer's own result, when it answered."""
     error_type: str | None = None
-    """What kind of failure, when `is_error`: "unknown_tool", "invalid_call", "invalid_arguments",
-    "peer_busy", "timeout", "peer_unavailable", "tool_error", or the qualified name of the
-    exception a peer's call raised."""
-    failure: Failure | None = None
-    """How the call failed, as statistics count it and as failover decides (None: it succeeded,
-    or no peer was called)."""
+    """What kind of failure, when `is_error` (None when the call succeeded); the one vocabulary
+    spans (`error.type`), statistics and failover use:
+
+    - "unknown_tool", "invalid_call": no tool of that name, or not a function call; no peer called.
+    - "invalid_arguments": refused by the schema check, or by the peer (JSON-RPC -32602).
+    - "peer_busy": not sent: no slot of the peer's `max_concurrency` came free in time.
+    - "not_sent": not sent: the peer had left or its connection failed before the call was written.
+    - "peer_unavailable": the connection failed after the call was written: it may have run.
+    - "timeout": no answer in time; the call was abandoned and may have run.
+    - "tool_error": the tool answered with `isError`.
+    - the qualified name of any other exception the peer's session raised (a JSON-RPC error the
+      peer answered with, say `mcp.shared.exceptions.MCPError`); counted as a tool error.
+
+    `NOT_SENT` holds the kinds of a call that never reached its peer, `MAY_HAVE_RUN` those of a
+    call that got no answer but may have taken effect."""
     group: str | None = None
     """The group the model called, when it called one; `tool` is the member that served it."""
 
 
-Failure = Literal["not_sent", "unreachable", "timeout", "tool_error", "invalid_arguments"]
-"""Why a call failed: never reached the peer; the connection failed (maybe after it was sent);
-no answer in time; the tool or peer answered with an error; the arguments were refused."""
+NOT_SENT = frozenset({"peer_busy", "not_sent"})
+"""`Outcome.error_type`s of a call that never reached its peer: it is safe to send it elsewhere."""
+MAY_HAVE_RUN = frozenset({"peer_unavailable", "timeout"})
+"""`Outcome.error_type`s of a call that was sent and got no answer: it may have taken effect."""
 
-_FIELDS = ("text", "is_error", "tool", "result", "error_type", "failure", "group")
+_FIELDS = ("text", "is_error", "tool", "result", "error_type", "group")
 _SETTERS = [Outcome.__dict__[name].__set__ for name in _FIELDS]
-_SET_TEXT, _SET_IS_ERROR, _SET_TOOL, _SET_RESULT, _SET_ERROR_TYPE, _SET_FAILURE, _SET_GROUP = _SETTERS
+_SET_TEXT, _SET_IS_ERROR, _SET_TOOL, _SET_RESULT, _SET_ERROR_TYPE, _SET_GROUP = _SETTERS
 if tuple(f.name for f in fields(Outcome)) != _FIELDS:  # pragma: no cover - fails at import, at once
     raise ImportError("Outcome's fields changed: _answered must set each of them")
 
@@ -99,15 +110,12 @@ def _answered(text: str, tool: PublishedTool, result: mt.CallToolResult) -> Outc
     _SET_TOOL(outcome, tool)
     _SET_RESULT(outcome, result)
     _SET_ERROR_TYPE(outcome, None)
-    _SET_FAILURE(outcome, None)
     _SET_GROUP(outcome, None)
     return outcome
 
 
-def error(
-    message: str, tool: PublishedTool | None = None, kind: str = "error", failure: Failure | None = None
-) -> Outcome:
-    return Outcome(f"Error: {message}", True, tool, error_type=kind, failure=failure)
+def error(message: str, tool: PublishedTool | None = None, kind: str = "error") -> Outcome:
+    return Outcome(f"Error: {message}", True, tool, error_type=kind)
 
 
 def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -230,7 +238,6 @@ def _not_sent(limiter: anyio.CapacityLimiter, tool: PublishedTool, name: str) ->
         "it is safe to retry",
         tool,
         "peer_busy",
-        "not_sent",
     )
 
 
@@ -294,31 +301,33 @@ async def _run(
         ) or (isinstance(exc, TimeoutError) and deadline is not None and deadline.cancel_called)
         if timed_out:
             message = f"{name} did not answer within {limit:g} s; the call was abandoned"
-            return error(message, tool, "timeout", "timeout")
+            return error(message, tool, "timeout")
         if isinstance(exc, PeerUnavailableError):
             # The connection's own account: left, sent and lost, or not sent.
-            sent: Failure = "not_sent" if exc.sent is False else "unreachable"
-            return error(f"{name}: {exc}", tool, "peer_unavailable", sent)
+            kind = "not_sent" if exc.sent is False else "peer_unavailable"
+            return error(f"{name}: {exc}", tool, kind)
         # A JSON-RPC error is the peer's answer (no traceback of ours to show); anything else is kept whole.
         answered = isinstance(exc, mcp.MCPError)
         logger.info("call to %s on peer %r failed: %s", tool.tool, tool.peer, exc, exc_info=not answered)
-        failure = f"{type(exc).__module__}.{type(exc).__qualname__}"
         message = f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}"
-        return error(message, tool, failure, _failure_kind(exc))
+        return error(message, tool, _error_type(exc))
     if is_error:
         text = f"Error: {name} reported a failure: {text}"
-        return Outcome(text, True, tool, result, error_type="tool_error", failure="tool_error")
+        return Outcome(text, True, tool, result, error_type="tool_error")
     return _answered(text, tool, result)
 
 
-def _failure_kind(exc: Exception) -> Failure:
-    """The kind of a call's failure the peer's session raised (other than a timeout or a left peer)."""
-    if isinstance(exc, mcp.MCPError):
-        if exc.code == mt.INVALID_PARAMS:
-            return "invalid_arguments"
-        return "unreachable" if exc.code == mt.CONNECTION_CLOSED else "tool_error"
-    closed = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)
-    return "unreachable" if isinstance(exc, closed) else "tool_error"
+_CLOSED = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)
+
+
+def _error_type(exc: Exception) -> str:
+    """The `error_type` of an exception the peer's session raised (other than a timeout or a
+    left peer): refused arguments, a lost connection, or the exception's qualified name."""
+    if isinstance(exc, mcp.MCPError) and exc.code == mt.INVALID_PARAMS:
+        return "invalid_arguments"
+    if isinstance(exc, _CLOSED) or (isinstance(exc, mcp.MCPError) and exc.code == mt.CONNECTION_CLOSED):
+        return "peer_unavailable"
+    return f"{type(exc).__module__}.{type(exc).__qualname__}"
 
 
 def patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._choosing import Chooser, MemberState
-from ._dispatch import Failure, Outcome, PeerEntry, error, prepare_arguments, run_on_peer
+from ._dispatch import MAY_HAVE_RUN, NOT_SENT, Outcome, PeerEntry, error, prepare_arguments, run_on_peer
 from ._groups import Group
 from ._reputation import Reputation
 from .model._arguments import ArgumentsError, parse_arguments
@@ -32,15 +32,16 @@ FailoverMode = Literal["safe", "always"]
 
 @dataclass(frozen=True, slots=True)
 class GroupFailover:
-    """A group call failed on `peer` and goes on to `next_peer`; `failure` says how it failed,
-    `maybe_ran` whether it may have taken effect on `peer` (then the tool allowed a retry)."""
+    """A group call failed on `peer` and goes on to `next_peer`; `error_type` says how it failed
+    (see `Outcome.error_type`), `maybe_ran` whether it may have taken effect on `peer` (then the
+    tool allowed a retry)."""
 
     group: str
     version: int
     call_id: str | None
     peer: str
     next_peer: str
-    failure: Failure
+    error_type: str
     maybe_ran: bool
     reason: str
 
@@ -70,9 +71,9 @@ class GroupCaller:
 
     def may_retry(self, outcome: Outcome, tool: PublishedTool) -> bool:
         """Whether another member may be tried after `outcome` without risking a double execution."""
-        if outcome.failure == "not_sent":
+        if outcome.error_type in NOT_SENT:
             return True
-        if outcome.failure in ("unreachable", "timeout"):
+        if outcome.error_type in MAY_HAVE_RUN:
             return self.failover == "always" or tool.repeat_safe
         return False
 
@@ -87,7 +88,7 @@ class GroupCaller:
                 parsed = parse_arguments(raw)
             except ArgumentsError as exc:
                 message = f"{call.name} was not called. {exc}"
-                refused = error(message, None, "invalid_arguments", "invalid_arguments")
+                refused = error(message, None, "invalid_arguments")
                 return replace(refused, group=group.name)
             asked = parsed.pop(parameter, None) if parameter else None
             preferred = asked if isinstance(asked, str) else None
@@ -103,7 +104,7 @@ class GroupCaller:
                 prepared = prepare_arguments(tool, arguments)
             except ArgumentsError as exc:
                 message = f"{call.name} was not called. {exc}"
-                outcome = error(message, tool, "invalid_arguments", "invalid_arguments")
+                outcome = error(message, tool, "invalid_arguments")
                 self._reputation.refused(tool.key, call.call_id, outcome)
                 return self._told(outcome, group, failed, [], preferred)
             limit = peer.tool_timeouts.get(tool.tool, peer.timeout) if call_timeout is unset else call_timeout
@@ -132,18 +133,18 @@ class GroupCaller:
                 )
             rest = [m for m in order[index + 1 :] if self._catalogue.lookup(m.name) is not None]
             if not rest or not self.may_retry(outcome, tool):
-                unsafe = outcome.failure in ("unreachable", "timeout")
+                unsafe = outcome.error_type in MAY_HAVE_RUN
                 return self._told(outcome, group, failed, rest if unsafe else [], preferred)
             failed.append((tool, outcome))
             if self.on_failover is not None:
-                maybe = outcome.failure != "not_sent"
+                maybe = outcome.error_type not in NOT_SENT
                 event = GroupFailover(
                     group.name,
                     self._catalogue.version,
                     call.call_id,
                     tool.peer,
                     rest[0].peer,
-                    outcome.failure or "tool_error",
+                    outcome.error_type or "error",
                     maybe,
                     outcome.text,
                 )
@@ -151,7 +152,7 @@ class GroupCaller:
         if failed:
             return self._told(failed[-1][1], group, failed[:-1], [], preferred)
         message = f"no peer of {call.name} is available now; call it again later or call another function"
-        return replace(error(message, None, "peer_unavailable", "not_sent"), group=group.name)
+        return replace(error(message, None, "not_sent"), group=group.name)
 
     def _order(self, group: Group, preferred: str | None) -> list[PublishedTool]:
         """The group's members in the order to try them."""
@@ -168,7 +169,7 @@ class GroupCaller:
                     break
                 if best_rank is None or rank < best_rank:
                     best, best_rank = member, rank
-            return [best, *(m for m in members if m is not best)]
+            return [best] + [m for m in members if m is not best]
         latency = callable(self._chooser.policy)  # the built-in policies do not look at latency
         states = [
             MemberState(m.peer, m.tool, m.name, i, self._reputation.tool(m.key, latency=latency))
@@ -187,6 +188,10 @@ class GroupCaller:
         """`outcome` with a line saying which peer served the call, which failed before, and why
         the others were not tried after a failure."""
         served = outcome.tool.peer if outcome.tool is not None else "?"
+        if not (failed or untried or outcome.is_error) and (preferred is None or preferred == served):
+            # The usual answer: served at once by the member chosen (or asked for).
+            text = f"{outcome.text}\n\n(served by {served})"
+            return Outcome(text, False, outcome.tool, outcome.result, None, group.name)
         notes = [f"{'tried on' if outcome.is_error else 'served by'} {served}"]
         if preferred is not None and preferred != served and all(t.peer != preferred for t, _ in failed):
             notes.append(f"{preferred}, which was asked for, is not available now")
@@ -205,6 +210,5 @@ class GroupCaller:
             outcome.tool,
             outcome.result,
             outcome.error_type,
-            outcome.failure,
             group.name,
         )

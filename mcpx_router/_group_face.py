@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from ._choosing import Chooser, Policy, PolicyName
-from ._dispatch import Failure, Outcome, PeerEntry
+from ._dispatch import Outcome, PeerEntry
 from ._errors import UsageError
 from ._group_calls import FailoverMode, GroupCaller, GroupFailover
 from ._group_spec import GroupSpec, parse_aliases
 from ._groups import GroupChanged, GroupInfo, Groups
 from ._naming import ToolKey
 from ._reputation import Reputation, StatsReport
+from ._stats_file import load_stats, save_stats
 
 if TYPE_CHECKING:
     from ._answering import Answerer
@@ -38,6 +40,9 @@ class GroupOptions(TypedDict, total=False):
     failover: "safe" (default): after a failure another member is tried only when the call never
         reached the peer, or the tool is marked read-only or idempotent. "always": also otherwise.
     stats: Keep statistics of every call (`stats()`, `feedback()`); on whenever groups are.
+    stats_file: A JSON file to load the statistics from (if it exists) and save them to when the
+        adapter closes, so that they outlive the process; implies `stats`. A file that is not a
+        statistics file raises `ConfigError` and is never overwritten.
     """
 
     aliases: Mapping[str, Any] | None
@@ -46,6 +51,7 @@ class GroupOptions(TypedDict, total=False):
     policy: PolicyName | Policy
     failover: FailoverMode
     stats: bool
+    stats_file: str | os.PathLike[str] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +64,8 @@ class CallFinished:
     """The tool's name on its peer."""
     call_id: str | None
     seconds: float
-    failure: Failure | None
+    error_type: str | None
+    """How it failed (see `Outcome.error_type`); None when it succeeded."""
 
 
 AdapterEvent: TypeAlias = GroupChanged | GroupFailover | CallFinished
@@ -91,7 +98,11 @@ class GroupMethods:
         self._description_limit = description_limit
         specs = parse_aliases(options.get("aliases"))
         self._reputation: Reputation | None = None
-        if options.get("stats") or specs or options.get("auto_groups"):
+        stats_file = options.get("stats_file")
+        if stats_file is not None and not isinstance(stats_file, str | os.PathLike):
+            raise UsageError(f"stats_file must be a path, not {stats_file!r}")
+        self._stats_file = stats_file
+        if options.get("stats") or specs or options.get("auto_groups") or stats_file is not None:
             self._keep_stats()
         self._hide = bool(options.get("hide_members"))
         if specs or options.get("auto_groups"):
@@ -102,12 +113,21 @@ class GroupMethods:
             reputation = self._reputation = Reputation()
             reputation.on_call = self._call_finished
             self._answerer.reputation = reputation
+            if self._stats_file is not None:
+                load_stats(self._stats_file, reputation)
         return self._reputation
+
+    def _save_stats(self) -> None:
+        """Write the statistics to the `stats_file`, if there is one."""
+        if self._stats_file is not None and self._reputation is not None:
+            save_stats(self._stats_file, self._reputation)
 
     def _call_finished(self, key: ToolKey, call_id: str | None, seconds: float, outcome: Outcome) -> None:
         if self.on_event is not None:
             self._emit(
-                CallFinished(key.peer, self._catalogue.version, key.tool, call_id, seconds, outcome.failure)
+                CallFinished(
+                    key.peer, self._catalogue.version, key.tool, call_id, seconds, outcome.error_type
+                )
             )
 
     def _emit(self, event: AdapterEvent) -> None:

@@ -13,7 +13,7 @@ from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._dispatch import Failure, Outcome
+from ._dispatch import Outcome
 from ._errors import UsageError
 from ._naming import ToolKey
 
@@ -27,17 +27,17 @@ __all__ = [
     "percentile",
 ]
 
-ERROR_KINDS = ("unreachable", "timeout", "tool_error", "invalid_arguments")
-"""The kinds failures are counted by; a call that never reached its peer counts as unreachable."""
-_KIND_INDEX: dict[Failure, int] = {
-    "not_sent": 0,
-    "unreachable": 0,
-    "timeout": 1,
-    "tool_error": 2,
-    "invalid_arguments": 3,
-}
+ERROR_KINDS = ("peer_busy", "not_sent", "peer_unavailable", "timeout", "tool_error", "invalid_arguments")
+"""The kinds failures are counted by: `Outcome.error_type`, any other (a peer exception's
+qualified name) counted as tool_error."""
+_KIND_INDEX = {kind: index for index, kind in enumerate(ERROR_KINDS)}
+_TOOL_ERROR = _KIND_INDEX["tool_error"]
+_REFUSED = _KIND_INDEX["invalid_arguments"]
+_UNREACHED = _KIND_INDEX["timeout"]
+"""Kinds up to this one are failures to reach the peer (the call not sent, or not answered)."""
 UNHEALTHY_AFTER = 3
-"""Consecutive failures to reach a peer (unreachable, timeout) after which it counts as unhealthy."""
+"""Consecutive failures to reach a peer (peer_busy, not_sent, peer_unavailable, timeout) after
+which it counts as unhealthy."""
 DEFAULT_WINDOW = 256
 """Latencies kept per (peer, tool) and per peer for the percentiles."""
 _REMEMBERED_CALLS = 4096
@@ -55,7 +55,8 @@ def percentile(values: Sequence[float], fraction: float) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class LastFailure:
-    """The most recent failure: its kind, what the model was told, and when (`time.time()`)."""
+    """The most recent failure: its kind (`Outcome.error_type`), what the model was told, and when
+    (`time.time()`)."""
 
     kind: str
     message: str
@@ -70,7 +71,8 @@ class PeerStats:
     calls: int
     """Finished calls."""
     errors: Mapping[str, int]
-    """Failed calls by kind: unreachable, timeout, tool_error, invalid_arguments."""
+    """Failed calls by kind (`ERROR_KINDS`): peer_busy, not_sent, peer_unavailable, timeout,
+    tool_error, invalid_arguments."""
     p50: float | None
     """Median latency in seconds over the last `window` calls (None before the first)."""
     p95: float | None
@@ -82,7 +84,8 @@ class PeerStats:
     outstanding: int
     """Calls running now."""
     consecutive_failures: int
-    """Failures to reach the peer since its last call that did (unreachable, timeout)."""
+    """Failures to reach the peer since its last call that did (peer_busy, not_sent,
+    peer_unavailable, timeout)."""
 
     @property
     def score(self) -> float:
@@ -118,11 +121,23 @@ class StatsReport:
 
 
 class _Record:
-    __slots__ = ("bad", "calls", "consecutive", "errors", "good", "last_failure", "latencies", "outstanding")
+    __slots__ = (
+        "bad",
+        "calls",
+        "consecutive",
+        "errors",
+        "failed",
+        "good",
+        "last_failure",
+        "latencies",
+        "outstanding",
+    )
 
     def __init__(self, window: int) -> None:
         self.calls = 0
-        self.errors = [0, 0, 0, 0]
+        self.errors = [0] * len(ERROR_KINDS)
+        self.failed = 0
+        """Failures other than refused arguments (the sum of `errors` but the last), kept for `standing`."""
         self.latencies: deque[float] = deque(maxlen=window)
         self.last_failure: LastFailure | None = None
         self.good = 0.0
@@ -130,17 +145,19 @@ class _Record:
         self.outstanding = 0
         self.consecutive = 0
 
-    def add(self, seconds: float, failure: Failure | None, text: str) -> None:
+    def add(self, seconds: float, error_type: str | None, text: str) -> None:
         self.calls += 1
         self.latencies.append(seconds)
-        if failure is None:
+        if error_type is None:
             self.consecutive = 0
             return
-        kind = _KIND_INDEX[failure]
+        kind = _KIND_INDEX.get(error_type, _TOOL_ERROR)
         self.errors[kind] += 1
-        if kind <= 1:
+        if kind != _REFUSED:
+            self.failed += 1
+        if kind <= _UNREACHED:
             self.consecutive += 1
-        self.last_failure = LastFailure(ERROR_KINDS[kind], text, time.time())
+        self.last_failure = LastFailure(error_type, text, time.time())
 
     def stats(self, peer: str, tool: str | None, *, latency: bool = True) -> PeerStats:
         values = list(self.latencies) if latency else ()
@@ -216,8 +233,8 @@ class Reputation:
         seconds = time.perf_counter() - start
         tool.outstanding -= 1
         peer.outstanding -= 1
-        tool.add(seconds, outcome.failure, outcome.text)
-        peer.add(seconds, outcome.failure, outcome.text)
+        tool.add(seconds, outcome.error_type, outcome.text)
+        peer.add(seconds, outcome.error_type, outcome.text)
         if call_id is not None:
             self._remember(call_id, key)
         if self.on_call is not None:
@@ -227,8 +244,8 @@ class Reputation:
     def refused(self, key: ToolKey, call_id: str | None, outcome: Outcome) -> None:
         """Record a call whose arguments were refused before it was sent."""
         tool, peer = self._records(key)
-        tool.add(0.0, outcome.failure, outcome.text)
-        peer.add(0.0, outcome.failure, outcome.text)
+        tool.add(0.0, outcome.error_type, outcome.text)
+        peer.add(0.0, outcome.error_type, outcome.text)
         if call_id is not None:
             self._remember(call_id, key)
 
@@ -268,10 +285,8 @@ class Reputation:
         record = self._tools.get(key)
         if record is None:
             return (False, -1.0, 0, 0)
-        refused = record.errors[3]
-        counted = record.calls - refused
-        failed = record.errors[0] + record.errors[1] + record.errors[2]
-        score = (counted - failed + record.good + 1) / (counted + record.good + record.bad + 1)
+        counted = record.calls - record.errors[_REFUSED]
+        score = (counted - record.failed + record.good + 1) / (counted + record.good + record.bad + 1)
         return (record.consecutive >= UNHEALTHY_AFTER, -score, record.outstanding, record.calls)
 
     def tool(self, key: ToolKey, *, latency: bool = True) -> ToolStats:

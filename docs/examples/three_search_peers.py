@@ -54,7 +54,7 @@ def show(event: RouterEvent) -> None:
     if isinstance(event, GroupChanged):
         print(f"  [event] group {event.group} {event.kind}: {', '.join(event.members)}")
     elif isinstance(event, GroupFailover):
-        print(f"  [event] {event.group}: {event.peer} failed ({event.failure}), trying {event.next_peer}")
+        print(f"  [event] {event.group}: {event.peer} failed ({event.error_type}), trying {event.next_peer}")
     elif isinstance(event, HealthChanged) and not event.healthy:
         print(f"  [event] {event.peer} lost")
 

@@ -51,6 +51,7 @@ def run_chat_command(
     max_tools: int = 128,
     connect_timeout: float = 30.0,
     stdin: TextIO | None = None,
+    stats_file: str | None = None,
 ) -> int:
     """Converse with the peers that connect; return the exit status (0 ok, 1 failed, 2 unusable settings)."""
     model = model or os.environ.get("OPENAI_MODEL")
@@ -59,7 +60,7 @@ def run_chat_command(
     key = os.environ.get("OPENAI_API_KEY")
     if not key and not os.environ.get("OPENAI_BASE_URL"):
         return _fail("no endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for another endpoint)", 2)
-    settings = {"strict": _STRICT[strict], "media": media, "max_tools": max_tools}
+    settings = {"strict": _STRICT[strict], "media": media, "max_tools": max_tools, "stats_file": stats_file}
     source = _given(prompts) if prompts else _read(stdin or sys.stdin)
     limits = (max_turns, connect_timeout)
     return run_command(lambda: _converse(peers, source, model, system, limits, settings, key or "none"))

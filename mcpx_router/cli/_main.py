@@ -8,10 +8,12 @@ import sys
 from collections.abc import Sequence
 
 from .._console import INTERRUPTED, CommandParser, add_connect_timeout, add_verbose, console_logging, fail
+from .._errors import ConfigError
 from ._auth import add_login_command
 from ._list_servers import add_servers_command
 from ._peer_commands import EXIT_STATUS, add_peer_commands
 from ._sources import add_source_options
+from ._stats import add_stats_file, stats_file
 
 __all__ = ["build_parser", "main"]
 
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="images and files from tools: describe them to the model, or attach them",
     )
     chat.add_argument("--max-tools", type=int, default=128, help="tools per request")
+    add_stats_file(chat)
     add_source_options(chat)
     add_connect_timeout(chat, 30.0, "each server's handshake and tool listing")
     add_verbose(chat)
@@ -123,6 +126,7 @@ def _run_chat(args: argparse.Namespace) -> int:
         media=args.media,
         max_tools=args.max_tools,
         connect_timeout=args.connect_timeout,
+        stats_file=stats_file(args),
     )
 
 
@@ -152,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with console_logging(args.verbose):
             try:
                 code: int = args.run(args)
+            except ConfigError as exc:  # an unusable file the options name (a statistics file)
+                return fail(str(exc), 2)
             except Exception as exc:  # a defect: one line, and the traceback at -vv
                 logger.debug("the command failed", exc_info=exc)
                 hint = "" if args.verbose >= 2 else " (-vv shows the traceback)"

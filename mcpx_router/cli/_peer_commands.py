@@ -43,13 +43,13 @@ from ._render import (
 )
 from ._signature import signature
 from ._sources import add_source_options, peers_from
+from ._stats import add_stats_file, stats_file
 
 __all__ = ["EXIT_STATUS", "add_peer_commands", "load_peers"]
 
 EXIT_STATUS = (
-    "exit status: 0 done; 1 a server could not connect (the others are still used), the tool "
-    "answered with an error or the call failed; 2 unusable options, arguments or config; "
-    "130 interrupted (Ctrl-C)"
+    "exit status: 0 done; 1 a server could not connect (the others are still used), the tool answered "
+    "with an error or the call failed; 2 unusable options, arguments or config; 130 interrupted (Ctrl-C)"
 )
 _FORMATS = ("chat", "responses", "functions")
 
@@ -72,7 +72,7 @@ def add_peer_commands(commands: argparse._SubParsersAction[Any]) -> None:
         help="list only the tools whose public names match one of these shell patterns, e.g. 'time__*'",
     )
     tools.add_argument(
-        "--json", action="store_true", help="print one JSON document of the tools and the peers' state"
+        "--json", action="store_true", help="print one JSON document of the tools and peers' state"
     )
     tools.add_argument(
         "--openai",
@@ -85,7 +85,7 @@ def add_peer_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
     tools.add_argument("--schema", action="store_true", help="print each tool's full input schema under it")
     _shared_options(tools)
-    tools.set_defaults(run=_run_tools)
+    add_stats_file(tools, listing=_run_tools)
 
     call = commands.add_parser(
         "call",
@@ -111,6 +111,7 @@ def add_peer_commands(commands: argparse._SubParsersAction[Any]) -> None:
     call.add_argument(
         "--timeout", type=positive_seconds, default=60.0, metavar="SECONDS", help="seconds the call may take"
     )
+    add_stats_file(call)
     _shared_options(call)
     call.set_defaults(run=_run_call)
 
@@ -118,7 +119,8 @@ def add_peer_commands(commands: argparse._SubParsersAction[Any]) -> None:
 def _shared_options(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser)
     group = parser.add_argument_group("the participants of an MCPx topic as the servers")
-    group.add_argument("--gateway", metavar="URL", help="the gateway's URL, e.g. http://127.0.0.1:8080")
+    gateway_help = "the gateway's URL, e.g. http://127.0.0.1:8080 (repeat it for gateways sharing a topic)"
+    group.add_argument("--gateway", metavar="URL", action="append", help=gateway_help)
     group.add_argument("--topic", help="the topic to join (with --gateway)")
     group.add_argument("--id", dest="participant_id", default="mcpx-router", help="our participant id")
     group.add_argument("--token", help="a pre-shared token (default: a development token from the gateway)")
@@ -145,16 +147,16 @@ def load_peers(args: argparse.Namespace) -> dict[str, PeerSpec] | None:
 
 @asynccontextmanager
 async def _router(
-    connect_timeout: float | None, on_event: Callable[[RouterEvent], object] | None = None
+    connect_timeout: float | None,
+    on_event: Callable[[RouterEvent], object] | None = None,
+    stats: str | None = None,
 ) -> AsyncIterator[Router]:
-    """A Router whose tools keep their peers' own input schemas (defaults and all) for signatures.
-
-    Its adapter offers tools as `chat` does by default (`--strict auto`), so that `tools --openai`
-    prints what `chat` sends.
-    """
+    """A Router whose tools keep their peers' own input schemas (defaults and all) for signatures,
+    offered as `chat` offers them (`--strict auto`: `tools --openai` prints what `chat` sends);
+    with `stats`, its calls are recorded into that statistics file."""
     limit = 30.0 if connect_timeout is None else connect_timeout
     async with (
-        OpenAIPeerToolAdapter(strict=None) as adapter,
+        OpenAIPeerToolAdapter(strict=None, stats_file=stats) as adapter,
         Router(adapter=adapter, on_event=on_event, connect_timeout=limit) as router,
     ):
         yield router
@@ -258,7 +260,7 @@ class _Progress:
 
 async def _call(peers: Mapping[str, PeerSpec], raw: RawArguments, args: argparse.Namespace) -> int:
     progress = _Progress()
-    async with _router(args.connect_timeout, progress.event) as router:
+    async with _router(args.connect_timeout, progress.event, stats_file(args)) as router:
         async with status_line() as status:
             name = args.tool
             # Most names start with their peer's id: try that peer alone before starting every server.
@@ -374,9 +376,9 @@ def _run_in_topic(args: argparse.Namespace, body: Callable[[Router, Status], Awa
     async def run() -> int:
         provider = static_token(args.token) if args.token else None
         limits = {} if args.connect_timeout is None else {"handshake_timeout": args.connect_timeout}
-        async with _router(None, progress.event) as router:
+        async with _router(None, progress.event, stats_file(args)) as router:
             async with status_line() as status:
-                status.set(f"joining topic {args.topic} at {args.gateway}")
+                status.set(f"joining topic {args.topic} at {', '.join(args.gateway)}")
                 try:
                     topic = await router.join_topic(
                         args.gateway,

@@ -14,6 +14,7 @@ from ._errors import (
     EnvelopeError,
     MCPxAuthError,
     MCPxClosedError,
+    MCPxClusterError,
     MCPxConnectionError,
     MCPxError,
 )
@@ -129,6 +130,7 @@ __all__ = [
     "JWTVerifier",
     "MCPxAuthError",
     "MCPxClosedError",
+    "MCPxClusterError",
     "MCPxConnectionError",
     "MCPxError",
     "ParticipantInfo",

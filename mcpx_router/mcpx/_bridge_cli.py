@@ -32,7 +32,7 @@ _RECONNECT = Reconnect(initial_delay=0.5, max_delay=10.0)
 
 
 async def run_bridge(
-    gateway_url: str,
+    gateway_url: str | Sequence[str],
     topic: str,
     participant_id: str,
     command: Sequence[str],
@@ -84,7 +84,7 @@ async def run_bridge(
 
 
 def bridge_main(
-    gateway_url: str,
+    gateway_url: str | Sequence[str],
     topic: str,
     participant_id: str,
     command: Sequence[str],
@@ -126,7 +126,13 @@ def bridge_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
         prog="mcpx-router bridge", description="Make a stdio MCP server a participant of an MCPx topic."
     )
-    parser.add_argument("--gateway", required=True, help="gateway base URL, e.g. http://127.0.0.1:8080")
+    parser.add_argument(
+        "--gateway",
+        required=True,
+        action="append",
+        help="gateway base URL, e.g. http://127.0.0.1:8080; repeat it (or separate with commas) for "
+        "gateways sharing topics through NATS: a lost connection moves to the next",
+    )
     parser.add_argument("--topic", required=True, help="the topic to join")
     parser.add_argument("--id", required=True, dest="participant_id", help="participant id to join as")
     parser.add_argument("--token", help="a pre-shared token (default: ask the development token endpoint)")

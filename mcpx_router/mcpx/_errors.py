@@ -7,6 +7,7 @@ RouterError
     │   ├── MCPxAuthError         (also PermissionError) the gateway refused our credentials
     │   └── WebSocketClosed       the WebSocket was closed (code and reason of the close frame)
     ├── MCPxClosedError           a topic client or session was used outside its `async with`
+    ├── MCPxClusterError          the gateway's NATS mode cannot run (trio, no nats-py, no NATS)
     └── BridgeError               the bridged stdio server could not be started or died
 """
 
@@ -42,6 +43,10 @@ class WebSocketClosed(MCPxConnectionError):
 
 class MCPxClosedError(MCPxError):
     """The object was used before its `async with` block began or after it ended."""
+
+
+class MCPxClusterError(MCPxError):
+    """The gateway's NATS mode cannot run: on trio, without nats-py, or with NATS unreachable."""
 
 
 class BridgeError(MCPxError):

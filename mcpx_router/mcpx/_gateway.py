@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from starlette.applications import Starlette
@@ -25,7 +26,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
-from ._envelope import Kind
+from ._cluster_state import Member as ClusterMember
+from ._cluster_state import new_conn_id
 from ._gateway_state import (
     FrameRejected,
     GatewayConfig,
@@ -42,6 +44,9 @@ from ._gateway_state import (
 )
 from ._welcome import welcome_frame
 
+if TYPE_CHECKING:
+    from ._cluster import Cluster
+
 logger = logging.getLogger("mcpx_router.mcpx.gateway")
 
 CLOSE_POLICY = 1008
@@ -54,6 +59,7 @@ class _Connection:
     def __init__(self, websocket: WebSocket, member: Member, queue: int) -> None:
         self.websocket = websocket
         self.member = member
+        self.conn_id = new_conn_id()
         self.send_q, self.recv_q = anyio.create_memory_object_stream[str](queue)
         self.close_code = 1000
         self.close_reason = ""
@@ -91,23 +97,30 @@ class _Connection:
 
 
 class _Room:
-    def __init__(self, topic: str, history_limit: int) -> None:
+    def __init__(self, topic: str, history: History, cluster: Cluster | None) -> None:
         self.topic = topic
         self.members: dict[str, _Connection] = {}
-        self.history = History(history_limit)
+        self.history = history
+        self.cluster = cluster
 
     def broadcast(self, text: str, *, exclude: str | None = None) -> None:
         for pid, conn in list(self.members.items()):
             if pid != exclude:
                 conn.enqueue(text)
 
-    def announce(self, kind: Kind, payload: dict[str, Any], *, exclude: str | None = None) -> None:
-        text = system_frame(kind, payload)
-        self.history.add(json.loads(text))
+    def announce(self, conn: _Connection, event: str, *, exclude: str | None = None) -> None:
+        """A presence frame (`join` or `leave` of `conn`) to everyone, and to the other gateways."""
+        text = system_frame("presence", {"event": event, "participant": conn.member.info()})
+        if self.cluster is None:
+            self.history.add(json.loads(text))
+        elif event == "join":
+            self.cluster.joined(self.topic, conn.participant_id, conn.conn_id, text)
+        else:
+            self.cluster.left(self.topic, conn.participant_id, conn.conn_id, text)
         self.broadcast(text, exclude=exclude)
 
 
-def _admit(room: _Room, conn: _Connection) -> None:
+def _admit(room: _Room, conn: _Connection, remote: Mapping[str, Any], history: list[dict[str, Any]]) -> None:
     """Register `conn` in `room`, welcome it, close an older connection under its id, announce it.
 
     A function of its own so that what it builds, the welcome's list of everyone present above
@@ -117,11 +130,12 @@ def _admit(room: _Room, conn: _Connection) -> None:
     old = room.members.get(pid)
     room.members[pid] = conn
     others = [c.member.info() for p, c in room.members.items() if p != pid]
-    conn.enqueue(welcome_frame(pid, room.topic, others, room.history.items()))
+    others += [dict(i) for p, i in remote.items() if p != pid]  # on the other gateways (NATS mode)
+    conn.enqueue(welcome_frame(pid, room.topic, others, history))
     if old is not None:
         logger.info("%r reconnected to %r; closing its previous connection", pid, room.topic)
         old.shut(CLOSE_REPLACED, "replaced by a new connection")
-    room.announce("presence", {"event": "join", "participant": conn.member.info()}, exclude=pid)
+    room.announce(conn, "join", exclude=pid)
 
 
 def _bad_request(details: str) -> JSONResponse:
@@ -143,6 +157,19 @@ class Gateway:
         self._limiter = RateLimiter(self.config.rate_per_second, self.config.rate_burst)
         self._rooms: dict[str, _Room] = {}
         self._closed = False
+        self.cluster: Cluster | None = None
+        """The link to the other gateways, in the NATS mode (`GatewayConfig(nats=...)`)."""
+        if self.config.nats is not None:
+            from ._cluster import Cluster
+
+            self.cluster = Cluster(
+                self,
+                list(self.config.nats),
+                prefix=self.config.nats_prefix,
+                heartbeat=self.config.nats_heartbeat,
+                history_limit=self.config.history_limit,
+                replicas=self.config.nats_replicas,
+            )
         self.app = Starlette(
             routes=[
                 Route("/v0/auth/token", self._issue_token, methods=["POST"]),
@@ -161,16 +188,61 @@ class Gateway:
         return self.tokens.issue(participant_id, topic)
 
     def topics(self) -> list[str]:
-        return sorted(self._rooms)
+        remote = self.cluster.topics() if self.cluster is not None else set()
+        return sorted(set(self._rooms) | remote)
 
     def participants(self, topic: str) -> list[dict[str, Any]]:
         room = self._rooms.get(topic)
-        return [] if room is None else [c.member.info() for c in room.members.values()]
+        local = [] if room is None else [c.member.info() for c in room.members.values()]
+        return local + [dict(i) for i in self._remote(topic).values()]
 
     def history(self, topic: str) -> list[dict[str, Any]]:
         """The topic's broadcast history, oldest first."""
+        return self._history(topic).items()
+
+    def _history(self, topic: str) -> History:
+        if self.cluster is not None:
+            return self.cluster.history(topic)
         room = self._rooms.get(topic)
-        return [] if room is None else room.history.items()
+        return History(0) if room is None else room.history
+
+    def _remote(self, topic: str) -> dict[str, Any]:
+        return {} if self.cluster is None else self.cluster.remote(topic)
+
+    # -- what the other gateways ask (the NATS mode: `ClusterHost`) -------------------------------
+
+    def local_members(self) -> Iterable[ClusterMember]:
+        for topic, room in list(self._rooms.items()):
+            for pid, conn in list(room.members.items()):
+                yield topic, pid, conn.conn_id, conn.member.info()
+
+    def local_conn(self, topic: str, participant_id: str) -> str | None:
+        room = self._rooms.get(topic)
+        conn = None if room is None else room.members.get(participant_id)
+        return None if conn is None else conn.conn_id
+
+    def deliver(self, topic: str, text: str, *, to: str | None = None) -> bool:
+        """A frame from another gateway: to our participant `to`, or to all of ours in `topic`."""
+        room = self._rooms.get(topic)
+        if room is None:
+            return False
+        if to is None:
+            room.broadcast(text)
+            return True
+        conn = room.members.get(to)
+        if conn is not None:
+            conn.enqueue(text)
+        return conn is not None
+
+    def replace(self, topic: str, participant_id: str) -> None:
+        """`participant_id` connected to another gateway: close its connection here, no `leave`."""
+        room = self._rooms.get(topic)
+        conn = None if room is None else room.members.pop(participant_id, None)
+        if room is not None and conn is not None:
+            logger.info("%r reconnected to %r elsewhere; closing its connection here", participant_id, topic)
+            if self.cluster is not None:
+                self.cluster.left(topic, participant_id, conn.conn_id, None)
+            conn.shut(CLOSE_REPLACED, "replaced by a new connection")
 
     def close_all(self) -> None:
         """Stop accepting participants and close every connection (code 1001)."""
@@ -225,8 +297,7 @@ class Gateway:
             limit = int(request.query_params.get("limit", "100"))
         except ValueError:
             return _bad_request("limit must be an integer")
-        room = self._rooms.get(topic)
-        items = [] if room is None else room.history.page(limit, request.query_params.get("before"))
+        items = self._history(topic).page(limit, request.query_params.get("before"))
         return JSONResponse({"topic": topic, "history": items})
 
     # -- WebSocket ----------------------------------------------------------------------------
@@ -249,8 +320,9 @@ class Gateway:
         conn = _Connection(websocket, Member(pid), self.config.send_queue)
         room = self._rooms.get(topic)
         if room is None:
-            room = self._rooms[topic] = _Room(topic, self.config.history_limit)
-        _admit(room, conn)
+            history = History(self.config.history_limit) if self.cluster is None else History(0)
+            room = self._rooms[topic] = _Room(topic, history, self.cluster)
+        _admit(room, conn, self._remote(topic), self._history(topic).items())
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(conn.write_loop, tg.cancel_scope)
@@ -259,7 +331,7 @@ class Gateway:
         finally:
             if room.members.get(pid) is conn:
                 del room.members[pid]
-                room.announce("presence", {"event": "leave", "participant": conn.member.info()})
+                room.announce(conn, "leave")
                 if not room.members and self._rooms.get(topic) is room:
                     del self._rooms[topic]
 
@@ -304,15 +376,23 @@ class Gateway:
         recipients: list[str] = envelope["to"]
         if not recipients:
             room.broadcast(text, exclude=pid)
-            room.history.add(envelope)
+            if self.cluster is None:
+                room.history.add(envelope)
+            else:
+                self.cluster.broadcast(room.topic, text)
             return
         missing: list[str] = []
         for recipient in dict.fromkeys(recipients):
             target = room.members.get(recipient)
-            if target is None:
-                missing.append(recipient)
-            else:
+            if target is not None:
                 target.enqueue(text)
+            elif self.cluster is not None:  # on another gateway, or refused by the cluster
+                self.cluster.send(room.topic, recipient, text, self._refuser(conn, envelope))
+            else:
+                missing.append(recipient)
         if missing:
             message = f"not in topic {room.topic!r}: {', '.join(missing)}"
             self._reject(conn, FrameRejected("unknown_recipient", message, envelope["id"]))
+
+    def _refuser(self, conn: _Connection, envelope: dict[str, Any]) -> Callable[[str, str], None]:
+        return lambda error, message: self._reject(conn, FrameRejected(error, message, envelope["id"]))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeGuard
 
@@ -64,7 +65,31 @@ class GatewayConfig:
     """A participant from which nothing (not even a pong) arrives for `ping_interval` +
     `ping_timeout` seconds is disconnected, and its `leave` announced."""
 
+    nats: str | Sequence[str] | None = None
+    """NATS server URL(s): this gateway is one of many serving the same topics (asyncio only;
+    needs nats-py, `pip install 'mcpx-router[nats]'`). None: a gateway on its own."""
+    nats_prefix: str = "mcpx"
+    """The subjects' prefix (and the history stream's name), so deployments can share a NATS."""
+    nats_replicas: int = 1
+    """Replicas of the history stream when this gateway creates it (3 on a 3-node NATS cluster
+    keeps the history through the loss of a node); an existing stream keeps its own settings."""
+    nats_heartbeat: float = 2.0
+    """Seconds between this gateway's heartbeats; one silent for three is taken as dead and its
+    participants leave every roster."""
+
     def __post_init__(self) -> None:
+        if isinstance(self.nats, str):
+            object.__setattr__(self, "nats", (self.nats,))
+        if self.nats is not None and not self.nats:
+            raise ValueError("nats needs at least one NATS server URL (or None)")
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", self.nats_prefix):
+            raise ValueError(
+                f"nats_prefix must be 1 to 32 letters, digits, '_' or '-', not {self.nats_prefix!r}"
+            )
+        if not 1 <= self.nats_replicas <= 5:
+            raise ValueError(f"nats_replicas must be 1 to 5 (JetStream's range), not {self.nats_replicas!r}")
+        if not self.nats_heartbeat > 0:
+            raise ValueError(f"nats_heartbeat must be positive seconds, not {self.nats_heartbeat!r}")
         for grant in self.tokens.values():
             if not valid_id(grant.participant_id):
                 raise ValueError(

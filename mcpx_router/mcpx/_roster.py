@@ -10,14 +10,27 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ._envelope import Envelope, ParticipantInfo, Welcome, parse_presence
+from ._envelope import (
+    Envelope,
+    ErrorFrame,
+    ParticipantInfo,
+    Welcome,
+    parse_frame,
+    parse_presence,
+    parse_welcome,
+)
+from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError, WebSocketClosed
 from ._routes import Routes
 from ._topic_events import ConnectionEvent, ConnectionState, PresenceEvent, TopicEvent
 from ._welcome import speaks_for_gateway
+
+if TYPE_CHECKING:
+    from ._ws import WebSocket
 
 __all__ = ["Roster"]
 
@@ -90,6 +103,41 @@ class Roster:
                 env.sender,
             )
         return False
+
+    async def await_welcome(
+        self, ws: WebSocket, wait: float, on_error: Callable[[ErrorFrame], None]
+    ) -> tuple[Welcome, list[str]]:
+        """Read until the gateway's welcome; return it and the frames that came before it
+        (presence among them is applied, error frames go to `on_error`)."""
+        early: list[str] = []
+        try:
+            with anyio.fail_after(wait):
+                while True:
+                    text = await ws.receive_text()
+                    try:
+                        frame = parse_frame(text)
+                    except EnvelopeError:
+                        logger.warning("dropping malformed frame before the welcome")
+                        continue
+                    if isinstance(frame, ErrorFrame):
+                        on_error(frame)
+                        continue
+                    if frame.kind != "mcp" and not self.admit(frame):
+                        continue
+                    welcome = parse_welcome(frame)
+                    if welcome is not None:
+                        return welcome, early
+                    if frame.kind == "presence":
+                        self.on_presence(frame)
+                    else:
+                        early.append(text)
+        except TimeoutError:
+            raise MCPxConnectionError(f"no welcome from the gateway within {wait} s") from None
+        except WebSocketClosed as exc:
+            if exc.code == 1008:
+                raise MCPxAuthError(f"the gateway refused us: {exc.reason or 'policy violation'}") from None
+            message = f"the gateway closed the connection before the welcome: {exc}"
+            raise MCPxConnectionError(message) from None
 
     def welcome(self, welcome: Welcome) -> None:
         """Take the welcome's history and roster: `leave` for those gone, `join` for newcomers."""

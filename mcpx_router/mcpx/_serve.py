@@ -11,7 +11,7 @@ import logging
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -20,6 +20,7 @@ from hypercorn.config import Config, Sockets
 from hypercorn.utils import wrap_app
 
 from .._console import CommandParser, add_verbose, console_logging, run_command
+from ._errors import MCPxClusterError
 from ._gateway import Gateway
 from ._gateway_state import GatewayConfig, TokenGrant, valid_id
 from ._keepalive import Keepalive, keepalive_settings
@@ -132,18 +133,33 @@ async def run_gateway(
 ) -> AsyncIterator[str]:
     """Serve a gateway (a new one with `config` unless given) and yield its base URL.
 
-    Port 0 picks a free port. On exit every participant is disconnected (code 1001)."""
+    Port 0 picks a free port. On exit every participant is disconnected (code 1001).
+    In the NATS mode (`GatewayConfig(nats=...)`, asyncio only) the gateway joins the others
+    first, and loads the topics' history, before it listens.
+
+    Raises:
+        MCPxClusterError: The NATS mode cannot run: on trio, without nats-py, or NATS unreachable.
+    """
     gw = gateway if gateway is not None else Gateway(config)
     keepalive = keepalive_settings(gw.config.ping_interval, gw.config.ping_timeout)
-    async with serve_asgi(
-        gw.app,
-        host=host,
-        port=port,
-        max_message_bytes=gw.config.max_message_bytes,
-        on_shutdown=gw.close_all,
-        keepalive=keepalive,
-    ) as url:
-        yield url
+    cluster = gw.cluster
+    if cluster is not None and sniffio.current_async_library() != "asyncio":
+        raise MCPxClusterError(
+            "the NATS mode of the gateway runs on asyncio only (the NATS client, nats-py, is "
+            "asyncio-only): run it with anyio.run(..., backend='asyncio'), or leave out `nats`"
+        )
+    async with AsyncExitStack() as stack:
+        if cluster is not None:
+            await stack.enter_async_context(cluster.running())
+        async with serve_asgi(
+            gw.app,
+            host=host,
+            port=port,
+            max_message_bytes=gw.config.max_message_bytes,
+            on_shutdown=gw.close_all,
+            keepalive=keepalive,
+        ) as url:
+            yield url
 
 
 async def serve_gateway(
@@ -181,7 +197,7 @@ def gateway_main(
 
     try:
         return run_command(main, backend=backend, on_sigterm=0)
-    except OSError as exc:
+    except (OSError, MCPxClusterError) as exc:
         print(f"mcpx-router: {exc}", file=sys.stderr)
         return 1
 
@@ -218,6 +234,25 @@ def gateway_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also accept ?token= in the WebSocket URL (it shows in access logs)",
     )
+    parser.add_argument(
+        "--nats",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="share topics with other gateways through NATS (e.g. nats://127.0.0.1:4222; "
+        "repeatable, or comma-separated); needs JetStream and nats-py",
+    )
+    parser.add_argument("--nats-prefix", default="mcpx", help="subject prefix on NATS (default: mcpx)")
+    parser.add_argument(
+        "--nats-replicas", type=int, default=1, help="replicas of the history stream when made (default: 1)"
+    )
+    parser.add_argument(
+        "--nats-heartbeat",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="seconds between heartbeats; a gateway silent for three is dead (default: 2)",
+    )
     add_verbose(parser)
     return parser
 
@@ -242,7 +277,16 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
             verifier = verifier_from_file(args.jwt_key, args.jwt_audience)
         except ValueError as exc:
             parser.error(str(exc))
-    config = GatewayConfig(
+    try:
+        config = _config(args, tokens, verifier)
+    except ValueError as exc:
+        parser.error(str(exc))
+    with console_logging(args.verbose):
+        return gateway_main(args.host, args.port, config=config)
+
+
+def _config(args: argparse.Namespace, tokens: dict[str, TokenGrant], verifier: Any) -> GatewayConfig:
+    return GatewayConfig(
         dev_tokens=args.dev_tokens or not (tokens or verifier),
         verifier=verifier,
         query_tokens=args.query_tokens,
@@ -252,6 +296,8 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
         rate_burst=max(int(args.rate * 2), 1),
         ping_interval=args.ping_interval,
         ping_timeout=args.ping_timeout,
+        nats=[u.strip() for item in args.nats for u in item.split(",") if u.strip()] or None,
+        nats_prefix=args.nats_prefix,
+        nats_replicas=args.nats_replicas,
+        nats_heartbeat=args.nats_heartbeat,
     )
-    with console_logging(args.verbose):
-        return gateway_main(args.host, args.port, config=config)

@@ -13,6 +13,7 @@ restarts and on every gateway instance that knows the key.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -122,13 +123,16 @@ class JWTIssuer:
         """A token for `participant_id` in `topic`, valid for `ttl` (default: the issuer's) seconds."""
         if not valid_id(participant_id) or not topic:
             raise ValueError(f"invalid participant id {participant_id!r} or topic {topic!r}")
-        now = int(time.time())
+        now = time.time()
+        lasts = max(1.0, self._ttl if ttl is None else ttl)
         claims: dict[str, Any] = {
             "sub": participant_id,
             TOPIC_CLAIM: topic,
             "aud": self._audience,
-            "iat": now,
-            "exp": now + max(1, round(self._ttl if ttl is None else ttl)),
+            "iat": int(now),
+            # Whole seconds, rounded up: a token never lives shorter than asked (a floored `now`
+            # plus one second could expire a moment after it was issued).
+            "exp": math.ceil(now + lasts),
         }
         if self._issuer is not None:
             claims["iss"] = self._issuer

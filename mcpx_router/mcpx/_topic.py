@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self
@@ -26,7 +26,7 @@ from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._backoff import Reconnect
-from ._auth import TokenHolder, TokenProvider, dev_token_provider, websocket_url
+from ._auth import TokenHolder, TokenProvider, websocket_url
 from ._channel import ParticipantTransport
 from ._envelope import (
     Envelope,
@@ -38,7 +38,8 @@ from ._envelope import (
     parse_system_error,
     parse_welcome,
 )
-from ._errors import EnvelopeError, MCPxAuthError, MCPxConnectionError, WebSocketClosed
+from ._errors import EnvelopeError, MCPxConnectionError, WebSocketClosed
+from ._gateways import GatewayList
 from ._keepalive import DEFAULT_PING_INTERVAL, DEFAULT_PING_TIMEOUT, keepalive_settings, watch
 from ._pace import DEFAULT_SEND_RATE
 from ._ratelimit import rate_limit_error
@@ -74,7 +75,9 @@ class TopicClient:
     """One participant's connection to a topic (see the module docstring for an example).
 
     Args:
-        gateway_url: The gateway's base URL (http(s):// or ws(s)://).
+        gateway_url: The gateway's base URL (http(s):// or ws(s)://), or a list of gateways
+            serving the same topics (NATS mode): the first that answers is used, and a lost
+            connection moves to the next.
         topic: The topic to join.
         participant_id: The id to join as (the gateway may assign another; see `participant_id`).
         token_provider: `async () -> str`, called to connect and again whenever the gateway
@@ -93,7 +96,7 @@ class TopicClient:
 
     def __init__(
         self,
-        gateway_url: str,
+        gateway_url: str | Sequence[str],
         topic: str,
         participant_id: str,
         *,
@@ -110,12 +113,12 @@ class TopicClient:
     ) -> None:
         if not topic or not participant_id:
             raise ValueError("topic and participant_id must be non-empty")
-        self.gateway_url = gateway_url
+        self._gateways = GatewayList(gateway_url)
         self.topic = topic
         self.requested_id = participant_id
         self.participant_id = participant_id
         self.channel_buffer = channel_buffer
-        self._tokens = TokenHolder(token_provider or dev_token_provider(gateway_url, participant_id, topic))
+        self._tokens = TokenHolder(token_provider or self._gateways.dev_tokens(participant_id, topic))
         self._welcome_timeout = welcome_timeout
         self._connect_timeout = connect_timeout
         self._ssl_context = ssl_context
@@ -190,15 +193,19 @@ class TopicClient:
             delays, failures = self._reconnect.delays(), 0  # it was connected: start the delays over
 
     async def _connect_and_serve(self, task_status: TaskStatus[None]) -> None:
-        """Connect with the token we hold, or a fresh one when it is refused (or we hold none)."""
+        """Connect to a gateway with the token we hold, or a fresh one when it is refused."""
         self._set_state(ConnectionState.CONNECTING)
         self._close_code = None
-        await self._tokens.connect(lambda token: self._serve_with(token, task_status))
 
-    async def _serve_with(self, token: str, task_status: TaskStatus[None]) -> None:
+        async def attempt(gateway: str) -> None:
+            await self._tokens.connect(lambda token: self._serve_with(gateway, token, task_status))
+
+        await self._gateways.connect(attempt)
+
+    async def _serve_with(self, gateway: str, token: str, task_status: TaskStatus[None]) -> None:
         from ._ws import connect_websocket  # wsproto loads with the first connection, not on import
 
-        url = websocket_url(self.gateway_url, self.topic)
+        url = websocket_url(gateway, self.topic)
         reason = "connection closed"
         async with connect_websocket(
             url,
@@ -233,47 +240,28 @@ class TopicClient:
                         reason, self._close_code = str(ws.closed), ws.closed.code
                     if self._close_code == _CLOSE_GOING_AWAY:  # a restarted gateway may not know our token
                         self._tokens.token = None
+                    self._gateways.lost()  # the next attempt starts with the next gateway
                     self._set_state(ConnectionState.LOST, reason)
                     self._routes.end_all(f"connection lost: {reason}")
 
     async def _await_welcome(self, ws: WebSocket) -> list[str]:
-        """Read until the welcome; return the frames that came before it (presence is applied)."""
-        early: list[str] = []
-        try:
-            with anyio.fail_after(self._welcome_timeout):
-                while True:
-                    text = await ws.receive_text()
-                    try:
-                        frame = parse_frame(text)
-                    except EnvelopeError:
-                        logger.warning("dropping malformed frame before the welcome")
-                        continue
-                    if isinstance(frame, ErrorFrame):
-                        self._on_error_frame(frame)
-                        continue
-                    if frame.kind != "mcp" and not self._roster.admit(frame):
-                        continue
-                    welcome = parse_welcome(frame)
-                    if welcome is not None:
-                        self.participant_id = welcome.participant_id or self.requested_id
-                        self._roster.welcome(welcome)
-                        return early
-                    if frame.kind == "presence":
-                        self._roster.on_presence(frame)
-                    else:
-                        early.append(text)
-        except TimeoutError:
-            raise MCPxConnectionError(
-                f"no welcome from the gateway within {self._welcome_timeout} s"
-            ) from None
-        except WebSocketClosed as exc:
-            if exc.code == 1008:
-                raise MCPxAuthError(f"the gateway refused us: {exc.reason or 'policy violation'}") from None
-            raise MCPxConnectionError(
-                f"the gateway closed the connection before the welcome: {exc}"
-            ) from None
+        """Read until the welcome and take it; return the frames that came before it."""
+        welcome, early = await self._roster.await_welcome(ws, self._welcome_timeout, self._on_error_frame)
+        self.participant_id = welcome.participant_id or self.requested_id
+        self._roster.welcome(welcome)
+        return early
 
     # -- public API ---------------------------------------------------------------------------
+
+    @property
+    def gateway_url(self) -> str:
+        """The gateway we are connected (or connecting) to."""
+        return self._gateways.current
+
+    @property
+    def gateway_urls(self) -> tuple[str, ...]:
+        """Every gateway we may use."""
+        return self._gateways.urls
 
     @property
     def state(self) -> ConnectionState:

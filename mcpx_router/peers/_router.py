@@ -233,7 +233,7 @@ class Router(AdapterFace, ContentFace, JoinMany):
 
     async def join_topic(
         self,
-        gateway_url: str,
+        gateway_url: str | Sequence[str],
         topic: str,
         participant_id: str,
         *,
@@ -262,7 +262,9 @@ class Router(AdapterFace, ContentFace, JoinMany):
             ```
 
         Args:
-            gateway_url: The gateway's base URL.
+            gateway_url: The gateway's base URL, or a list of gateways serving the same topics
+                (NATS mode): a lost connection moves to the next, and the membership is
+                reconciled as after any reconnect.
             topic: The topic to join.
             participant_id: Our id in the topic.
             token_provider: `async () -> str`, asked to connect and when the gateway refuses the

@@ -73,7 +73,7 @@ class TopicMembership:
     def __init__(
         self,
         host: TopicHost,
-        gateway_url: str,
+        gateway_url: str | Sequence[str],
         topic: str,
         participant_id: str,
         *,

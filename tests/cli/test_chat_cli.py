@@ -189,3 +189,32 @@ def test_chat_goes_on_with_the_servers_that_connected(tmp_path: Path) -> None:
     assert out[-2:] == ["assistant: Hello.", ""]
     tools = {t["function"]["name"] for t in replay.bodies(CHAT)[0]["tools"]}
     assert tools == {"tiny__echo", "tiny__pid", "tiny__sleep", "tiny__add_tool", "tiny__remove_tool"}
+
+
+def test_chat_records_its_calls_into_a_stats_file(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"tiny": {"command": sys.executable, "args": [str(TINY)]}})
+    stats = tmp_path / "stats.json"
+    script = [
+        chat_completion(
+            {
+                "content": None,
+                "tool_calls": [
+                    tool_call("c1", "tiny__echo", '{"text": "hello"}'),
+                    tool_call("c2", "tiny__echo", '{"txt": 1}'),
+                ],
+            }
+        ),
+        chat_completion({"content": "Done."}),
+    ]
+    with replay_openai(script) as replay:
+        done = chat(config, "--prompt", "Echo.", "--stats-file", str(stats), base_url=replay.base_url)
+    assert done.returncode == 0, done.stderr
+    shown = subprocess.run(
+        [sys.executable, "-m", "mcpx_router", "tools", "--stats", "--json", "--stats-file", str(stats)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    [peer] = json.loads(shown.stdout)["peers"]
+    assert (peer["peer"], peer["calls"], peer["errors"]) == ("tiny", 2, {"invalid_arguments": 1})

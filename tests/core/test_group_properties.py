@@ -22,7 +22,7 @@ from mcpx_router._reputation import ERROR_KINDS, Reputation, percentile
 
 TEXT = st.text(min_size=0, max_size=70)
 IDS = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40)
-FAILURES = st.sampled_from([None, "not_sent", "unreachable", "timeout", "tool_error", "invalid_arguments"])
+FAILURES = st.sampled_from([None, *ERROR_KINDS, "unknown_tool", "mcp.shared.exceptions.MCPError"])
 
 
 @settings(max_examples=200)
@@ -150,7 +150,7 @@ def test_statistics_add_up_over_the_window(calls: list[tuple[float, Any]], windo
         return
     stats = report.tools[key]
     assert stats.calls == len(calls) == report.peers["p"].calls
-    kinds = Counter("unreachable" if f == "not_sent" else f for _, f in calls if f is not None)
+    kinds = Counter(f if f in ERROR_KINDS else "tool_error" for _, f in calls if f is not None)
     assert dict(stats.errors) == {kind: kinds.get(kind, 0) for kind in ERROR_KINDS}
     recent = sorted(seconds for seconds, _ in calls[-window:])
     assert stats.p50 == recent[math.ceil(0.5 * len(recent)) - 1]

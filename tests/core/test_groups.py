@@ -17,6 +17,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from mcpx_router import GroupChanged, OpenAIPeerToolAdapter, ToolKey, UsageError, as_aliases
+from mcpx_router._dispatch import NOT_SENT
 from mcpx_router.loop import run_chat
 from mcpx_router.testing import HashingEmbedder
 
@@ -189,7 +190,7 @@ async def test_a_member_whose_peer_closed_is_not_called_twice() -> None:
             await adapter.add_peer("web", gone)
         await adapter.add_peer("docs", clients["docs"])
         outcome = await adapter.call("search", {"query": "q", "peer": "web"})
-        assert outcome.is_error and outcome.failure in ("unreachable", "tool_error")
+        assert outcome.is_error and outcome.error_type not in NOT_SENT, outcome.error_type
         assert docs.calls == []
 
 
@@ -262,3 +263,25 @@ async def test_suggested_groups_are_accepted_as_aliases_and_ranked_with_the_rest
         assert [t.name for t in adapter.tools] == [group.name] == names(adapter.get_openai_tools())
         assert [t.name for t, _ in await adapter.rank_tools("search for a query")] == [group.name]
         assert names(await adapter.select_tools("chat", relevant_to="search for a query")) == [group.name]
+
+
+@pytest.mark.parametrize("hide", [False, True])
+async def test_a_misspelt_group_gets_the_group_suggested_and_only_names_the_lists_show(hide: bool) -> None:
+    """Suggestions follow the tool lists: the group always; its members only while they are listed."""
+    async with (
+        connected(web=search_peer("web"), docs=search_peer("docs")) as clients,
+        OpenAIPeerToolAdapter(
+            aliases={"search": ["web/search", "docs/search"]}, hide_members=hide
+        ) as adapter,
+    ):
+        for peer, client in clients.items():
+            await adapter.add_peer(peer, client)
+        listed = names(adapter.get_openai_tools())
+        assert ("web__search" in listed) is not hide and listed[0] == "search"
+        group = await adapter.call("serch", {"query": "q"})
+        assert group.is_error and group.error_type == "unknown_tool"
+        assert "Did you mean 'search'" in group.text
+        member = await adapter.call("web__serch", {"query": "q"})
+        assert member.is_error and member.error_type == "unknown_tool"
+        assert ("'web__search'" in member.text) is not hide, member.text
+        assert "__search" not in member.text if hide else "Did you mean 'web__search'?" in member.text

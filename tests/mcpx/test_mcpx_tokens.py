@@ -147,11 +147,11 @@ async def test_a_restarted_gateway_accepts_the_tokens_signed_before() -> None:
 
 async def test_a_stale_token_is_replaced_at_once_when_reconnecting() -> None:
     issuer = JWTIssuer(SECRET, audience=AUD)
-    short_lived = CountingProvider(issuer, "agent-b", ttl=1)
+    short_lived = CountingProvider(issuer, "agent-b", ttl=2)
     gw = Gateway(signed_config())
     async with run_gateway(gw) as url, client_in_background(url, "agent-b", short_lived) as (b, events):
         await connected(events)
-        await anyio.sleep(2.1)  # its token has expired meanwhile
+        await anyio.sleep(3.1)  # its token (at most 3 s, at least 2 s) has expired meanwhile
         gw._rooms[TOPIC].members["agent-b"].shut(1011, "internal error")  # a connection lost
         assert (await next_event(events, ConnectionEvent)).state is ConnectionState.LOST
         await connected(events)  # the held token was refused: a new one, and in again

@@ -80,7 +80,7 @@ async def test_three_search_peers_one_dies_mid_conversation(tmp_path: Path) -> N
         # docs answers, and the answer says that web failed first and that it may have run there.
         [second] = await router.dispatch([chat_call("c2", "search", {"query": "die@web", "peer": "web"})])
         [failover] = [event for event in seen if isinstance(event, GroupFailover)]
-        assert (failover.peer, failover.failure, failover.maybe_ran) == ("web", "unreachable", True)
+        assert (failover.peer, failover.error_type, failover.maybe_ran) == ("web", "peer_unavailable", True)
         assert served_by(second["content"]) == failover.next_peer != "web"
         assert "web failed first: web__search: the call was sent, but the connection" in second["content"]
         assert "may or may not have taken effect" in second["content"]
@@ -94,7 +94,7 @@ async def test_three_search_peers_one_dies_mid_conversation(tmp_path: Path) -> N
         assert served_by(third["content"]) in ("news", "docs")
         assert [record.peer for record in router.groups()[0].members] == ["news", "docs"]
         report = router.stats()
-        assert report.peers["web"].errors["unreachable"] == 1
+        assert report.peers["web"].errors["peer_unavailable"] == 1
         assert report.peers["web"].last_failure is not None
         # Each call ran where the logs say, and only there.
         assert calls_in(logs["web"], "search") == [{"query": "mcp"}, {"query": "die@web"}]
@@ -109,7 +109,7 @@ async def test_a_call_that_may_have_run_is_not_run_again(tmp_path: Path) -> None
     async with Router(aliases=aliases, reconnect=SLOW, health_interval=None) as router:
         await router.join_all({name: search_peer(name, log, read_only=False) for name, log in logs.items()})
         outcome = await router.call("book", {"item": "die", "peer": "a"})
-        assert outcome.is_error and outcome.failure == "unreachable"
+        assert outcome.is_error and outcome.error_type == "peer_unavailable"
         assert outcome.text.startswith("Error: a__book: the call was sent, but the connection to peer 'a'")
         assert outcome.text.endswith(
             "(tried on a; not tried on b: the call may have taken effect on a, and book is not marked "
@@ -171,9 +171,11 @@ async def test_a_refused_connection_is_safe_to_send_elsewhere() -> None:
             assert not outcome.is_error and outcome.text.startswith("hi\n\n(served by two")
             failovers = [event for event in seen if isinstance(event, GroupFailover)]
             if failovers:
-                assert [(f.peer, f.failure, f.maybe_ran) for f in failovers] == [("one", "not_sent", False)]
+                assert [(f.peer, f.error_type, f.maybe_ran) for f in failovers] == [
+                    ("one", "not_sent", False)
+                ]
                 assert "one failed first: one__echo: the call was not sent" in outcome.text
-                assert router.stats().peers["one"].errors["unreachable"] == 1
+                assert router.stats().peers["one"].errors["not_sent"] == 1
             else:
                 assert any(isinstance(e, HealthChanged) and e.peer == "one" for e in seen)
 
@@ -197,7 +199,7 @@ async def test_a_call_not_sent_goes_to_the_next_member_whatever_the_tool() -> No
         assert not outcome.is_error and outcome.tool is not None and outcome.tool.peer == "docs"
         assert "web failed first: web__book: peer 'web' is not connected" in outcome.text
         assert web.calls == [] and docs.calls == [("book", {"item": "x"})]
-        assert adapter.stats().peers["web"].errors["unreachable"] == 1
+        assert adapter.stats().peers["web"].errors["not_sent"] == 1
 
 
 def test_the_worked_example_runs_as_docs_many_peers_shows() -> None:
@@ -210,7 +212,7 @@ def test_the_worked_example_runs_as_docs_many_peers_shows() -> None:
     assert "  -> news found 3 results for 'peer reputation'" in lines
     assert "     (served by docs; web, which was asked for, is not available now)" in lines
     assert lines[-3:] == [
-        "  web: 2 calls, failures {'unreachable': 1}, connected False",
+        "  web: 2 calls, failures {'peer_unavailable': 1}, connected False",
         "  news: 2 calls, failures none, connected True",
         "  docs: 1 calls, failures none, connected True",
     ]
