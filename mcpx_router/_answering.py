@@ -106,6 +106,8 @@ class Answerer:
     def answers(self, calls: list[ToolCall], outcomes: list[Outcome]) -> list[Answer]:
         """One answer per call in call order, then any media message."""
         if self._media != "attach":
+            if len(calls) == 1 == len(outcomes):  # the usual turn, without building a zip
+                return [answer(calls[0], outcomes[0].text)]
             return [answer(call, o.text) for call, o in zip(calls, outcomes, strict=True)]
         answers = [self.answer(call, o) for call, o in zip(calls, outcomes, strict=True)]
         media = [

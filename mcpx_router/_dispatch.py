@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import anyio
@@ -15,7 +15,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from ._catalogue import PublishedTool
 from ._errors import PeerUnavailableError, UsageError
-from ._session import ToolSession, call_tool
+from ._session import ToolSession, call_tool, first_round_session, rejected, resume
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
 from .model._repair import drop_optional_nulls, repair_arguments
@@ -92,6 +92,26 @@ NOT_SENT = frozenset({"peer_busy", "not_sent"})
 """`Outcome.error_type`s of a call that never reached its peer: it is safe to send it elsewhere."""
 MAY_HAVE_RUN = frozenset({"peer_unavailable", "timeout"})
 """`Outcome.error_type`s of a call that was sent and got no answer: it may have taken effect."""
+
+_FIELDS = ("text", "is_error", "tool", "result", "error_type", "group")
+_SETTERS = [Outcome.__dict__[name].__set__ for name in _FIELDS]
+_SET_TEXT, _SET_IS_ERROR, _SET_TOOL, _SET_RESULT, _SET_ERROR_TYPE, _SET_GROUP = _SETTERS
+if tuple(f.name for f in fields(Outcome)) != _FIELDS:  # pragma: no cover - fails at import, at once
+    raise ImportError("Outcome's fields changed: _answered must set each of them")
+
+
+def _answered(text: str, tool: PublishedTool, result: mt.CallToolResult) -> Outcome:
+    """`Outcome(text, False, tool, result)`, made for every answered call at a third of the cost:
+    a frozen dataclass's `__init__` goes through `object.__setattr__` once per field, while
+    the slots' own setters store the values directly (the instance is the same)."""
+    outcome = object.__new__(Outcome)
+    _SET_TEXT(outcome, text)
+    _SET_IS_ERROR(outcome, False)
+    _SET_TOOL(outcome, tool)
+    _SET_RESULT(outcome, result)
+    _SET_ERROR_TYPE(outcome, None)
+    _SET_GROUP(outcome, None)
+    return outcome
 
 
 def error(message: str, tool: PublishedTool | None = None, kind: str = "error") -> Outcome:
@@ -246,7 +266,21 @@ async def _run(
     started = anyio.current_time()
     try:
         if peer.native:
-            result: mt.CallToolResult = await call_tool(session, tool.tool, arguments, left, progress)
+            # An `mcp.Client`'s first round goes straight to its session (see `_session._client_call`).
+            direct = first_round_session(session)
+            if direct is None:
+                result: mt.CallToolResult = await call_tool(session, tool.tool, arguments, left, progress)
+            else:
+                try:
+                    first = await direct.call_tool(
+                        tool.tool, arguments, left, progress, allow_input_required=True
+                    )
+                except mcp.MCPError as exc:
+                    first = await rejected(session, exc, tool.tool, arguments, left, progress)
+                if isinstance(first, mt.CallToolResult):
+                    result = first
+                else:
+                    result = await resume(session, first, tool.tool, arguments, left, progress)
         else:
             options = {} if progress is None else {"progress_callback": progress}
             if left is None:
@@ -280,7 +314,7 @@ async def _run(
     if is_error:
         text = f"Error: {name} reported a failure: {text}"
         return Outcome(text, True, tool, result, error_type="tool_error")
-    return Outcome(text, False, tool, result)
+    return _answered(text, tool, result)
 
 
 _CLOSED = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)

@@ -14,7 +14,16 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._errors import PeerUnavailableError
 
-__all__ = ["NativeSession", "ToolSession", "call_tool", "is_native", "list_all_tools"]
+__all__ = [
+    "NativeSession",
+    "ToolSession",
+    "call_tool",
+    "first_round_session",
+    "is_native",
+    "list_all_tools",
+    "rejected",
+    "resume",
+]
 
 MAX_PAGES = 10_000
 """A peer whose `tools/list` pagination goes on longer than this is treated as broken."""
@@ -105,28 +114,59 @@ async def _client_call(
     `mcp.Client.call_tool` wraps `ClientSession.call_tool` (which checks the result against the
     tool's output schema) in a driver for the cases below, at a cost on every call. Here the
     first round goes to the session itself; the client takes over only where its driver has
-    work to do, and no round is sent twice:
-    - an `InputRequiredResult` (2026-07-28): its input requests are answered through the
-      client's own callbacks (all at once, as the client does; a refusal raises `MCPError`),
-      or, when it carries only a `request_state`, after the driver's first pause; then
-      `client.call_tool` resumes the call from there with the answers and that state;
-    - a `HEADER_MISMATCH` on a 2026-07-28 connection, which the server sends without running
-      the tool: `client.call_tool` sends the call again and recovers as it does (re-list, resend
-      once). (A client with extensions, which may claim a result's shape, never comes here.)
+    work to do (`rejected`, `resume`), and no round is sent twice. (`_dispatch._run` makes the
+    same three steps inline, one coroutine fewer on the usual call.)
     """
-    session = client.session
     try:
-        first = await session.call_tool(
+        first = await client.session.call_tool(
             name, arguments, read_timeout_seconds, progress_callback, allow_input_required=True
         )
     except mcp.MCPError as exc:
-        if exc.code != mt.HEADER_MISMATCH or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            raise
-        return await client.call_tool(name, arguments, read_timeout_seconds, progress_callback)
+        return await rejected(client, exc, name, arguments, read_timeout_seconds, progress_callback)
     if isinstance(first, mt.CallToolResult):
         return first
+    return await resume(client, first, name, arguments, read_timeout_seconds, progress_callback)
+
+
+def first_round_session(session: Any) -> mcp.ClientSession | None:
+    """The session that takes the first round of an `mcp.Client`'s calls (one without extensions,
+    which may claim a result's shape); None for any other session, called as it is."""
+    if type(session) is mcp.Client and not session.extensions:
+        return session.session
+    return None
+
+
+def rejected(
+    client: mcp.Client,
+    exc: mcp.MCPError,
+    name: str,
+    arguments: dict[str, Any] | None,
+    read_timeout_seconds: float | None,
+    progress_callback: ProgressFnT | None,
+) -> Awaitable[mt.CallToolResult]:
+    """After a first round that raised `exc`: a `HEADER_MISMATCH` on a 2026-07-28 connection,
+    which the server sends without running the tool, goes to `client.call_tool`, which sends the
+    call again and recovers as it does (re-list, resend once); anything else is raised."""
+    if exc.code != mt.HEADER_MISMATCH or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        raise exc
+    return client.call_tool(name, arguments, read_timeout_seconds, progress_callback)
+
+
+async def resume(
+    client: mcp.Client,
+    first: mt.InputRequiredResult,
+    name: str,
+    arguments: dict[str, Any] | None,
+    read_timeout_seconds: float | None,
+    progress_callback: ProgressFnT | None,
+) -> mt.CallToolResult:
+    """After a first round answered with an `InputRequiredResult` (2026-07-28): its input
+    requests are answered through the client's own callbacks (all at once, as the client does; a
+    refusal raises `MCPError`), or, when it carries only a `request_state`, after the driver's
+    first pause; then `client.call_tool` resumes the call from there with the answers and that
+    state."""
     if first.input_requests:
-        responses: mt.InputResponses | None = await _answer_inputs(session, first.input_requests)
+        responses: mt.InputResponses | None = await _answer_inputs(client.session, first.input_requests)
     else:
         await anyio.sleep(_STATE_ONLY_PAUSE)
         responses = None

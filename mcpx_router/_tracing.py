@@ -12,6 +12,7 @@ without `opentelemetry-api` (the `otel` extra; the `mcp` SDK depends on it too).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
@@ -43,6 +44,12 @@ PEER = "mcpx_router.peer.id"
 TOOL = "mcpx_router.tool.original_name"
 OUTCOME = "mcpx_router.outcome"
 _cached: tuple[object, Tracer] | None = None
+_UNKNOWN = object()
+# `get_tracer_provider()` looks this variable up in `os.environ` on every call while no provider is
+# set, at the cost of two exceptions when it is absent; the same look-up in the mapping behind
+# `os.environ` (when there is one) costs a dict probe. Both see the same, live environment.
+_ENV_DATA: object = getattr(os.environ, "_data", None)
+_ENV_KEY: object = getattr(os.environ, "encodekey", lambda key: key)("OTEL_PYTHON_TRACER_PROVIDER")
 
 
 def _tracer() -> Tracer | None:
@@ -61,7 +68,17 @@ def _tracer() -> Tracer | None:
 
 
 def tracing() -> bool:
-    """Whether spans are recorded: a tracer provider is configured."""
+    """Whether spans are recorded: a tracer provider is configured.
+
+    Called for every tool call: while no provider is set (`set_tracer_provider`) nor named in
+    the environment, the answer comes from two look-ups, without the API's own path.
+    """
+    if (
+        getattr(_trace, "_TRACER_PROVIDER", _UNKNOWN) is None
+        and type(_ENV_DATA) is dict
+        and _ENV_KEY not in _ENV_DATA
+    ):
+        return False
     return _tracer() is not None
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import NoneType
 from typing import Any, Final, NoReturn
 from urllib.parse import unquote
@@ -94,7 +94,10 @@ def _finite_float(text: str) -> float:
     return value
 
 
-_DECODE = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float).decode
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+_DECODE = _DECODER.decode
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+"""One value from a position, without `decode`'s two whitespace matches and two Python frames."""
 
 
 def loads(text: str) -> Any:
@@ -190,10 +193,11 @@ def schema_types(schemas: Iterable[Mapping[str, Any]]) -> set[str]:
 def _plain_object(text: str) -> dict[str, Any] | None:
     """The usual case, one JSON object, decoded; None sends anything unusual down the general path."""
     try:
-        value = _DECODE(text)
-    except (ValueError, RecursionError):
+        value, end = _SCAN(text, 0)
+    except (ValueError, RecursionError, StopIteration):
         return None
-    return value if type(value) is dict else None
+    # Anything after the object (whitespace included) takes the general path.
+    return value if end == len(text) and type(value) is dict else None
 
 
 def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:

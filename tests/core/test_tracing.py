@@ -290,3 +290,28 @@ async def test_without_the_api_everything_runs_untraced(monkeypatch: pytest.Monk
     async with Router() as router:
         await router.join("calc", calc_server())
         assert (await router.call("calc__add", {"a": 1, "b": 2})).text == "3"
+
+
+async def test_a_provider_named_in_the_environment_is_loaded_as_the_api_loads_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The per-call check skips the API while no provider is set nor named: it must read the same,
+    # live environment, so a provider named in it later is loaded and traced with.
+    from opentelemetry.util._once import Once
+
+    from ..support.otel_support import PROVIDER
+
+    loaded: list[str] = []
+
+    def load(name: str, _kind: str) -> Any:
+        loaded.append(name)
+        return PROVIDER
+
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", None)
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER_SET_ONCE", Once())
+    monkeypatch.setattr(trace, "_load_provider", load)
+    monkeypatch.delenv("OTEL_PYTHON_TRACER_PROVIDER", raising=False)
+    assert not tracing() and loaded == []
+    monkeypatch.setenv("OTEL_PYTHON_TRACER_PROVIDER", "sdk")
+    assert tracing() and loaded == ["OTEL_PYTHON_TRACER_PROVIDER"]
+    assert trace.get_tracer_provider() is PROVIDER
