@@ -97,20 +97,22 @@ _FIELDS = ("text", "is_error", "tool", "result", "error_type", "group")
 _SETTERS = [Outcome.__dict__[name].__set__ for name in _FIELDS]
 _SET_TEXT, _SET_IS_ERROR, _SET_TOOL, _SET_RESULT, _SET_ERROR_TYPE, _SET_GROUP = _SETTERS
 if tuple(f.name for f in fields(Outcome)) != _FIELDS:  # pragma: no cover - fails at import, at once
-    raise ImportError("Outcome's fields changed: _answered must set each of them")
+    raise ImportError("Outcome's fields changed: success must set each of them")
 
 
-def _answered(text: str, tool: PublishedTool, result: mt.CallToolResult) -> Outcome:
-    """`Outcome(text, False, tool, result)`, made for every answered call at a third of the cost:
-    a frozen dataclass's `__init__` goes through `object.__setattr__` once per field, while
-    the slots' own setters store the values directly (the instance is the same)."""
+def success(
+    text: str, tool: PublishedTool | None, result: mt.CallToolResult | None, group: str | None = None
+) -> Outcome:
+    """`Outcome(text, False, tool, result, None, group)`, made for every answered call at a third
+    of the cost: a frozen dataclass's `__init__` goes through `object.__setattr__` once per
+    field, while the slots' own setters store the values directly (the instance is the same)."""
     outcome = object.__new__(Outcome)
     _SET_TEXT(outcome, text)
     _SET_IS_ERROR(outcome, False)
     _SET_TOOL(outcome, tool)
     _SET_RESULT(outcome, result)
     _SET_ERROR_TYPE(outcome, None)
-    _SET_GROUP(outcome, None)
+    _SET_GROUP(outcome, group)
     return outcome
 
 
@@ -314,7 +316,7 @@ async def _run(
     if is_error:
         text = f"Error: {name} reported a failure: {text}"
         return Outcome(text, True, tool, result, error_type="tool_error")
-    return _answered(text, tool, result)
+    return success(text, tool, result)
 
 
 _CLOSED = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)

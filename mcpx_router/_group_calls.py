@@ -13,7 +13,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._choosing import Chooser, MemberState
-from ._dispatch import MAY_HAVE_RUN, NOT_SENT, Outcome, PeerEntry, error, prepare_arguments, run_on_peer
+from ._dispatch import (
+    MAY_HAVE_RUN,
+    NOT_SENT,
+    Outcome,
+    PeerEntry,
+    error,
+    prepare_arguments,
+    run_on_peer,
+    success,
+)
 from ._groups import Group
 from ._reputation import Reputation
 from .model._arguments import ArgumentsError, parse_arguments
@@ -191,7 +200,7 @@ class GroupCaller:
         if not (failed or untried or outcome.is_error) and (preferred is None or preferred == served):
             # The usual answer: served at once by the member chosen (or asked for).
             text = f"{outcome.text}\n\n(served by {served})"
-            return Outcome(text, False, outcome.tool, outcome.result, None, group.name)
+            return success(text, outcome.tool, outcome.result, group.name)
         notes = [f"{'tried on' if outcome.is_error else 'served by'} {served}"]
         if preferred is not None and preferred != served and all(t.peer != preferred for t, _ in failed):
             notes.append(f"{preferred}, which was asked for, is not available now")
