@@ -31,6 +31,11 @@ json_values = st.recursive(
 scope_lists = st.lists(printable.filter(lambda s: '"' not in s and "\\" not in s), min_size=1, max_size=3)
 
 
+def written(value: str) -> str:
+    """`value` as a config file writes it: values are expanded, so a `$` run before `{` is doubled."""
+    return re.sub(r"(\$+)(?=\{)", lambda run: run.group(1) * 2, value)
+
+
 def spec_of(entry: dict[str, Any], base_dir: Path | None = None) -> HttpPeer:
     spec = parse_config({"mcpServers": {"notes": {"url": URL, **entry}}}, base_dir=base_dir)["notes"]
     assert isinstance(spec, HttpPeer)
@@ -41,8 +46,7 @@ def spec_of(entry: dict[str, Any], base_dir: Path | None = None) -> HttpPeer:
 @given(token=printable, typed=st.booleans())
 def test_a_bearer_entry_sends_its_token(token: str, typed: bool) -> None:
     # Values are expanded like every other config value: a `$` run before `{` is written doubled.
-    written = re.sub(r"(\$+)(?=\{)", lambda run: run.group(1) * 2, token)
-    auth = {"type": "bearer", "token": written} if typed else {"token": written}
+    auth = {"type": "bearer", "token": written(token)} if typed else {"token": written(token)}
     spec = spec_of({"auth": auth})
     assert isinstance(spec.auth, BearerAuth) and repr(spec.auth) == "BearerAuth(token='…')"
     request = httpx2.Request("GET", URL)
@@ -69,11 +73,11 @@ def test_an_oauth_entry_gives_a_provider_with_its_settings(
     settings_: dict[str, Any] = {}
     if client is not None:
         names = ("CLIENT_ID", "CLIENT_SECRET") if form == "cursor" else ("clientId", "clientSecret")
-        settings_[names[0]] = client[0]
+        settings_[names[0]] = written(client[0])
         if client[1] is not None:
-            settings_[names[1]] = client[1]
+            settings_[names[1]] = written(client[1])
     if scopes is not None:
-        settings_["scopes"] = " ".join(scopes) if as_text else scopes
+        settings_["scopes"] = written(" ".join(scopes)) if as_text else [written(s) for s in scopes]
     if port is not None:
         settings_["callbackPort"] = port
     if store is not None:
