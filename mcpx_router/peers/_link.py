@@ -19,7 +19,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._errors import PeerUnavailableError
 from .._session import NativeSession, ToolSession, call_tool
 
-__all__ = ["Connection", "PeerLink", "looks_like_connection_failure", "note_refused", "note_written"]
+__all__ = [
+    "Connection",
+    "PeerLink",
+    "looks_like_connection_failure",
+    "note_posted",
+    "note_refused",
+    "note_written",
+]
 
 State = Literal["connecting", "connected", "lost", "left"]
 
@@ -83,6 +90,18 @@ def note_written(message: SessionMessage) -> None:
     """
     sending = _SENDING.get()
     if sending is not None and getattr(message.message, "method", None) == "tools/call":
+        sending.sent = True
+
+
+def note_posted() -> None:
+    """Called by a streamable HTTP transport as it starts a POST, in the caller's context.
+
+    Over HTTP a request the transport took leaves this process only with its POST: a call whose
+    session closed before that (a broken listen stream) was not sent. Any POST made for a call
+    counts, the call's own being the first.
+    """
+    sending = _SENDING.get()
+    if sending is not None:
         sending.sent = True
 
 

@@ -32,7 +32,7 @@ from .._errors import PeerUnavailableError
 from .._session import ToolSession
 from ._auth_errors import authorization_failure
 from ._callbacks import PeerCallbacks, client_options
-from ._link import note_refused, note_written
+from ._link import note_posted, note_refused, note_written
 from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, SsePeer, StdioPeer
 
 __all__ = ["open_session"]
@@ -83,9 +83,12 @@ async def open_session(
         # or when the topic connection is lost.
         target = _watched(spec.topic.participant_transport(spec.participant), closed)
     else:
-        seen = _NotingTransport(spec.url)
+        # Streamable HTTP: a call counts as sent once its POST starts, not when the transport
+        # takes it (the SDK posts in the caller's context); SSE counts what its transport takes.
+        sse = isinstance(spec, SsePeer)
+        seen = _NotingTransport(spec.url, posts=not sse)
         web = _sse_transport(spec, seen) if isinstance(spec, SsePeer) else _http_transport(spec, seen)
-        target = _watched(web, closed)
+        target = _watched(web, closed, noted=sse)
         url, auth = spec.url, spec.auth
         handshake.explain = lambda exc: authorization_failure(peer, url, auth, exc, seen.last_refusal())
     options = client_options(callbacks)
@@ -196,8 +199,9 @@ class _NotingTransport(httpx2.AsyncBaseTransport):
     """A transport reporting a request that could not connect to `note_refused`; it keeps the
     last refusal of authorization (401, 403) its peer's endpoint answered, for the join error."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, posts: bool = False) -> None:
         self._url = httpx2.URL(url).copy_with(query=None)
+        self._posts = posts
         self._inner: httpx2.AsyncBaseTransport | None = None
         self._refusal: httpx2.Response | None = None
 
@@ -208,6 +212,8 @@ class _NotingTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         assert self._inner is not None, "around() gives the transport its inner one first"
+        if self._posts and request.method == "POST":
+            note_posted()
         try:
             response = await self._inner.handle_async_request(request)
         except httpx2.ConnectError:
@@ -227,12 +233,19 @@ class _NotingTransport(httpx2.AsyncBaseTransport):
 
 
 def _watched(
-    transport: AbstractAsyncContextManager[Any], closed: anyio.Event, handshake: _Handshake | None = None
+    transport: AbstractAsyncContextManager[Any],
+    closed: anyio.Event,
+    handshake: _Handshake | None = None,
+    *,
+    noted: bool = True,
 ) -> Transport:
+    """`transport` with `closed` set when the peer's side ends; with `noted`, each message it
+    takes reported to `note_written`."""
+
     @asynccontextmanager
     async def watch() -> AsyncIterator[Any]:
         async with transport as (read, write):
-            yield _WatchedReadStream(read, closed, handshake), _NotedWriteStream(write)
+            yield _WatchedReadStream(read, closed, handshake), (_NotedWriteStream(write) if noted else write)
 
     return watch()
 
