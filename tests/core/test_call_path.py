@@ -269,3 +269,18 @@ async def test_a_peers_own_timeout_code_is_its_answer_not_our_deadline(limit: fl
     assert "did not answer" not in outcome.text
     assert outcome.text.startswith("Error: peer 'up' failed to run 'search':")
     assert "upstream timed out on q" in outcome.text
+
+
+def test_an_answered_calls_outcome_is_the_dataclass_made_directly() -> None:
+    """`success` fills `Outcome`'s slots itself: it must set every field, and nothing else."""
+    from dataclasses import fields
+
+    from mcpx_router._dispatch import _FIELDS, Outcome, success
+
+    assert tuple(f.name for f in fields(Outcome)) == _FIELDS
+    result = mt.CallToolResult(content=[])
+    made = success("text", None, result, "grp")
+    assert made == Outcome("text", False, None, result, None, "grp")
+    assert {name: getattr(made, name) for name in _FIELDS} == {
+        "text": "text", "is_error": False, "tool": None, "result": result, "error_type": None, "group": "grp"
+    }
