@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from ._envelope import Envelope, Kind
-from ._rpc import CONNECTION_CLOSED, METHOD_NOT_FOUND, classify, error_response, same_id
+from ._rpc import CONNECTION_CLOSED, METHOD_NOT_FOUND, NOT_DELIVERED, classify, error_response, same_id
 
 logger = logging.getLogger("mcpx_router.mcpx")
 
@@ -120,10 +120,10 @@ class Routes:
         self, correlation_id: str | None, message: str, env: Envelope, code: int = CONNECTION_CLOSED
     ) -> None:
         """The gateway could not deliver our request `correlation_id` (or we could not send it):
-        answer it with an error now."""
+        answer it with an error now, its data saying that it was not delivered (`NOT_DELIVERED`)."""
         pending = self._pending.pop(correlation_id, None) if correlation_id else None
         if pending is not None:
-            pending.sink(error_response(pending.request_id, code, message), env)
+            pending.sink(error_response(pending.request_id, code, message, NOT_DELIVERED), env)
 
     def _on_response(self, peer: str, payload: dict[str, Any], env: Envelope) -> None:
         corr = env.correlation_id

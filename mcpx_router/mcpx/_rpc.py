@@ -16,6 +16,17 @@ METHOD_NOT_FOUND = -32601
 INVALID_REQUEST = -32600
 INTERNAL_ERROR = -32603
 
+NOT_DELIVERED: dict[str, Any] = {"mcpx": "not_delivered"}
+"""The `error.data` of the error that answers one of our requests whose frame never reached its
+peer: the gateway refused it (an unknown recipient, the gateways cut off from each other, a frame
+too large) or it never left our outbox."""
+
+
+def not_delivered(exc: BaseException) -> bool:
+    """Whether a request's error says its frame never reached the peer (see `NOT_DELIVERED`)."""
+    data = getattr(getattr(exc, "error", None), "data", None)
+    return isinstance(data, dict) and data.get("mcpx") == NOT_DELIVERED["mcpx"]
+
 
 def id_key(value: Any) -> IdKey | None:
     """A dict key that keeps 42 and "42" apart; None for anything that is not a JSON-RPC id."""

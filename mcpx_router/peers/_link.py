@@ -18,6 +18,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._errors import PeerUnavailableError
 from .._session import NativeSession, ToolSession, call_tool
+from ..mcpx._rpc import not_delivered
 
 __all__ = [
     "Connection",
@@ -205,11 +206,15 @@ class PeerLink(NativeSession):
         if isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT:
             connection.suspect.set()  # a peer that does not answer may be hung: probe it
             return exc
+        # An MCPx gateway that refused the call's frame (or an outbox that never sent it) says so.
+        refused = not_delivered(exc)
         if not looks_like_connection_failure(exc):
-            return exc
+            return _not_sent(self.peer, exc) if refused else exc
         connection.suspect.set()
         if connection.closed.is_set() and self._on_lost is not None:
             self._on_lost(connection)  # before the answer goes back: the tools are withdrawn
+        if refused:
+            return _not_sent(self.peer, exc)
         # The same words whether or not the loss is confirmed yet: that is a race, and a peer
         # may borrow the "connection closed" code for an error of its own.
         failed = f"the connection to peer {self.peer!r} failed ({_describe(exc)})"
@@ -317,3 +322,8 @@ def _takes_progress(session: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return any(p.name == "progress_callback" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def _not_sent(peer: str, exc: Exception) -> PeerUnavailableError:
+    message = f"the call was not sent: {exc}; it is safe to retry"
+    return PeerUnavailableError(message, peer=peer, sent=False)

@@ -340,6 +340,43 @@ async def test_nats_restarts_and_a_restarted_gateway_keeps_the_history(tmp_path:
             assert said == [1, 2]
 
 
+async def test_a_call_refused_while_nats_is_down_is_answered_not_sent(tmp_path: Path) -> None:
+    """While NATS is down a gateway refuses a frame for another gateway's participant at once: the
+    call never reached the peer, so the answer says it was not sent and is safe to retry."""
+    with nats_server(tmp_path / "jetstream") as server, gateways(server.url, tmp_path) as procs:
+        urls = [g.url for g in procs]
+        topic = new_topic()
+        async with Router(reconnect=FAST, call_timeout=5.0) as router:
+            worker = TopicClient(
+                urls[1], topic, "worker", token_provider=static_token(token("worker", topic))
+            )
+            async with serve_participant(worker, make_server("worker")), worker:
+                await router.join_topic(
+                    urls[0], topic, "host", token_provider=static_token(token("host", topic))
+                )
+                await eventually(lambda: "worker__add" in {t.name for t in router.tools}, WAIT)
+                assert (await router.call("worker__add", {"a": 1, "b": 2})).text == "3"
+                server.stop()
+                # Until the gateway sees NATS gone a frame may wait in its NATS client's buffer;
+                # from then on every call is refused at once, and answered as not sent.
+                with anyio.fail_after(WAIT):
+                    while True:
+                        outcome = await router.call("worker__add", {"a": 1, "b": 2})
+                        assert outcome.is_error, outcome.text
+                        if outcome.error_type == "not_sent":
+                            break
+                        await anyio.sleep(0.1)
+                assert outcome.text.startswith("Error: worker__add: the call was not sent: ")
+                assert "the gateways cannot reach each other now (NATS is down)" in outcome.text
+                assert outcome.text.endswith("it is safe to retry")
+                server.start()
+                with anyio.fail_after(WAIT):
+                    while True:
+                        if (await router.call("worker__add", {"a": 20, "b": 22})).text == "42":
+                            break
+                        await anyio.sleep(0.1)
+
+
 # -- what the NATS mode refuses --------------------------------------------------------------------
 
 
