@@ -100,7 +100,8 @@ class CallMethods:
             call_timeout: Seconds each call may take, overriding the peer's and adapter's default.
 
         Raises:
-            ToolCallFormatError: Something passed is no tool call of a known shape (nothing runs).
+            ToolCallFormatError: Something passed is no tool call of a known shape, or a call has
+                no usable id, so its answer could not be matched to it (nothing runs).
         """
         self._check_open()
         if call_timeout is not UNSET:
