@@ -18,7 +18,13 @@ from .model._text_calls import Recovered, Resolve, recover_calls
 if TYPE_CHECKING:
     from ._answering import Answerer
 
-__all__ = ["chat_with_text_calls", "resolver", "responses_with_text_calls", "text_call_items"]
+__all__ = [
+    "chat_with_text_calls",
+    "function_calls",
+    "resolver",
+    "responses_with_text_calls",
+    "text_call_items",
+]
 
 _CALL_TYPES = {"function_call", "custom_tool_call"}
 
@@ -147,5 +153,10 @@ def text_call_items(value: Any, resolve: Resolve) -> Any:
     if _get(value, "object") == "response":
         items = responses_with_text_calls(value, resolve)
         if items is not None:
-            return [item for item in items if item.get("type") == "function_call"]
+            return function_calls(items)
     return value
+
+
+def function_calls(items: Iterable[Any]) -> list[Any]:
+    """The `function_call` items among input items (those `responses_with_text_calls` gives)."""
+    return [item for item in items if _get(item, "type") == "function_call"]

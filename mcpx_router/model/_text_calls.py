@@ -188,7 +188,10 @@ def _mistral(after: str, resolve: Resolve) -> list[tuple[str, str]]:
         name, marker, arguments = part.partition(_MISTRAL_ARGS)
         if not marker or name.strip() != name or not name:
             raise _NotACall("not name[ARGS]{...}")
-        calls.append((_name(name, resolve), _arguments(_one_json(arguments))))
+        value = _one_json(arguments)
+        if not isinstance(value, dict):  # the object itself, never a string holding one
+            raise _NotACall("arguments that are not an object")
+        calls.append((_name(name, resolve), _arguments(value)))
     return calls
 
 
