@@ -26,6 +26,7 @@ from openai import APIError, AsyncOpenAI
 
 from .._adapter import OpenAIPeerToolAdapter
 from .._console import fail, run_command
+from .._errors import ToolCallFormatError
 from ..loop import run_chat
 from ..peers import PeerSpec
 from ..peers._router import Router
@@ -106,6 +107,8 @@ async def _converse(
                 )
             except APIError as exc:
                 return _fail(f"the model endpoint answered with an error: {exc}", 1)
+            except ToolCallFormatError as exc:  # e.g. a call without an id: no valid answer exists
+                return _fail(f"the model endpoint sent tool calls that cannot be answered: {exc}", 1)
             _show_tool_calls(result.messages[start:])
             history = result.messages
             if result.stopped == "max_turns":

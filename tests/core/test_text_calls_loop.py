@@ -264,3 +264,18 @@ def test_chat_command_takes_text_calls(tmp_path: Path) -> None:
     check_chat_messages(replay.bodies(CHAT)[1]["messages"])
     assert '  call tiny__echo({"text": "hello"})' in done.stdout.splitlines()
     assert "  -> tiny__echo: hello" in done.stdout.splitlines()
+
+
+def test_chat_command_says_when_a_reply_holds_a_call_without_an_id(tmp_path: Path) -> None:
+    from ..cli.test_chat_cli import TINY, chat, write_config
+
+    config = write_config(tmp_path, {"tiny": {"command": sys.executable, "args": [str(TINY)]}})
+    bad = {
+        "content": None,
+        "tool_calls": [{"type": "function", "function": {"name": "tiny__echo", "arguments": "{}"}}],
+    }
+    with replay_openai([chat_completion(bad)]) as replay:
+        done = chat(config, "--prompt", "Echo.", base_url=replay.base_url)
+    assert done.returncode == 1
+    assert "mcpx-router: the model endpoint sent tool calls that cannot be answered: " in done.stderr
+    assert "has no usable id (got None)" in done.stderr
