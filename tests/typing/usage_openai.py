@@ -106,6 +106,11 @@ async def one_call_at_a_time(adapter: OpenAIPeerToolAdapter, message: ChatComple
         messages += legacy
         messages.append(await adapter.execute_function_call(message.function_call))
     messages += await adapter.dispatch(message)
+    # calls a local model wrote as text: the message to append, then its answers
+    written = adapter.recover_text_calls(message)
+    if written is not None:
+        messages.append(written)
+        messages += await adapter.dispatch(message, text_calls=True)
     # the request form of a call, as a TypedDict
     answer = await adapter.execute_function_call(
         {"id": "call_1", "type": "function", "function": {"name": "weather__forecast", "arguments": "{}"}}
