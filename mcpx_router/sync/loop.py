@@ -16,6 +16,7 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.responses import Response, ResponseInputItemParam
 
+from .._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
 from .._loop_options import ChatCreateOptions, ResponsesCreateOptions
 from ..loop import LoopResult, _assistant_message, _check_turns, _input_item
 from ._calls import BlockingCalls
@@ -30,6 +31,8 @@ def run_chat(
     model: str,
     messages: Iterable[ChatCompletionMessageParam],
     max_turns: int = 10,
+    dedupe_calls: bool = True,
+    max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
     """Run a Chat Completions conversation until the model answers without calling tools.
@@ -46,11 +49,13 @@ def run_chat(
     Args:
         client: Any `OpenAI` client (`base_url` may point at a compatible endpoint).
         router: A `sync.Router` or `sync.OpenAIPeerToolAdapter`.
-        model, messages, max_turns, create: As `mcpx_router.loop.run_chat`.
+        model, messages, max_turns, dedupe_calls, max_calls_per_turn, create: As
+            `mcpx_router.loop.run_chat`.
     """
     _check_turns(max_turns)
     history = list(messages)
     result = LoopResult(history, None, "max_turns", 0, 0)
+    guard = CallGuard(lambda: router.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
     while result.turns < max_turns:
         tools = router.get_openai_tools(relevant_to=history)
         result.catalogue_versions.append(router.version)
@@ -67,7 +72,8 @@ def run_chat(
         if not calls:
             result.text, result.stopped = message.content, "answer"
             break
-        history.extend(router.dispatch(calls))
+        turn = guard.plan(calls)
+        history.extend(turn.answers(router.dispatch(turn.to_dispatch)))
         result.tool_calls += len(calls)
     return result
 
@@ -79,6 +85,8 @@ def run_responses(
     model: str,
     input: str | Iterable[ResponseInputItemParam],
     max_turns: int = 10,
+    dedupe_calls: bool = True,
+    max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
     """Run a Responses API conversation until the model answers without calling tools.
@@ -90,6 +98,7 @@ def run_responses(
         [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
     )
     result = LoopResult(items, None, "max_turns", 0, 0)
+    guard = CallGuard(lambda: router.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
     while result.turns < max_turns:
         tools = router.get_responses_tools(relevant_to=items)
         result.catalogue_versions.append(router.version)
@@ -99,7 +108,8 @@ def run_responses(
         response = _response(client, params)
         result.turns += 1
         items.extend(_input_item(item) for item in response.output)
-        answers = router.dispatch(response)
+        turn = guard.plan(response)
+        answers = turn.answers(router.dispatch(turn.to_dispatch))
         if not answers:
             result.text, result.stopped = response.output_text, "answer"
             break
