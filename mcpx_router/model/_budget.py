@@ -87,11 +87,10 @@ def _split_run(run: str) -> list[str]:
 def terms(text: str, language: str | None = DEFAULT_LANGUAGE) -> list[str]:
     """The words of `text` that rank: no stop words, each cut to its stem in `language` (a name
     `check_language` accepted; None: the words as they are)."""
-    words = [w for w in tokens(text) if w not in _STOP]
     if language is None:
-        return words
-    stem = stemmer(language)
-    return [stem(w) for w in words]
+        return [w for w in tokens(text) if w not in _STOP]
+    stems = stemmer(language)
+    return [stems.get(w) or stems.of(w) for w in tokens(text) if w not in _STOP]
 
 
 def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str:

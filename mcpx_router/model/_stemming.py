@@ -9,13 +9,12 @@ words are few, so after the first reading a stem costs a dictionary look-up.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from functools import cache, lru_cache
+from functools import cache
 from typing import Final
 
 from .._errors import UsageError
 
-__all__ = ["DEFAULT_LANGUAGE", "check_language", "stemmer"]
+__all__ = ["DEFAULT_LANGUAGE", "Stems", "check_language", "stemmer"]
 
 DEFAULT_LANGUAGE: Final = "english"
 """The stemmer's language unless an adapter is given another (tool descriptions are mostly English)."""
@@ -39,17 +38,27 @@ def check_language(language: str | None) -> str | None:
 
 
 @cache
-def stemmer(language: str) -> Callable[[str], str]:
-    """The stem of a lower-case word in `language` (a name `check_language` accepted), cached."""
-    import snowballstemmer
+def stemmer(language: str) -> Stems:
+    """The stems of lower-case words in `language` (a name `check_language` accepted), kept."""
+    return Stems(language)
 
-    algorithm = snowballstemmer.stemmer(language)
-    lock = threading.Lock()  # a Snowball stemmer keeps the word it works on: one word at a time
 
-    @lru_cache(maxsize=_CACHED)
-    def stem(word: str) -> str:
-        with lock:
-            result: str = algorithm.stemWord(word)
-        return result
+class Stems(dict[str, str]):
+    """Word -> stem in one language, filled as words are met: `stems.get(word) or stems.of(word)`
+    costs a dictionary look-up once a word was seen (a look-up is cheaper than a call)."""
 
-    return stem
+    def __init__(self, language: str) -> None:
+        super().__init__()
+        import snowballstemmer
+
+        self._algorithm = snowballstemmer.stemmer(language)
+        self._lock = threading.Lock()  # a Snowball stemmer keeps the word it works on: one at a time
+
+    def of(self, word: str) -> str:
+        """The stem of `word`, made and kept."""
+        with self._lock:
+            found: str = self._algorithm.stemWord(word)
+        if len(self) >= _CACHED:
+            self.clear()  # the words of catalogues and queries never get near: a bound, not a policy
+        self[word] = found
+        return found
