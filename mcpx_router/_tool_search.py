@@ -168,12 +168,10 @@ class ToolSearch:
         return out
 
     def _known(self, name: str) -> bool:
-        if any(tool.name == name for tool in self._adapter.tools):
-            return True
         try:
-            self._adapter.resolve(name)  # a member a group hides is still called by its name
+            self._adapter.resolve(name)  # a look-up; a member a group hides is found too
         except UnknownToolError:
-            return False
+            return any(tool.name == name for tool in self._adapter.tools)  # a group's function
         return True
 
     async def _hinted(self, answer: Any, name: str) -> Any:

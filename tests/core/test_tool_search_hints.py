@@ -173,3 +173,18 @@ async def test_responses_native_search_names_the_finds_and_the_tool_search() -> 
         "The tool search finds for that name: 'notes__add_note'. To find another tool, use the tool "
         "search with what you need in your own words."
     )
+
+
+async def test_a_group_and_the_members_it_hides_are_known_names() -> None:
+    peers = {"notes": notes(), "notes2": notes()}
+    options = {"aliases": {"save": ["notes/add_note", "notes2/add_note"]}, "hide_members": True}
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(max_tools=8, **options))
+        for name, rec in peers.items():
+            await adapter.add_peer(name, await stack.enter_async_context(mcp.Client(rec.server())))
+        assert "notes__add_note" not in [t.name for t in adapter.tools]
+        calls = [tool_call("c1", "save", NOTE), tool_call("c2", "notes__add_note", NOTE)]
+        answers = await ToolSearch(adapter).dispatch(calls)
+    assert [a["tool_call_id"] for a in answers] == ["c1", "c2"]
+    assert not any("tool search" in a["content"] for a in answers)
+    assert len(peers["notes"].calls) + len(peers["notes2"].calls) == 2
