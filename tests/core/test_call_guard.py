@@ -14,6 +14,8 @@ import anyio
 import mcp
 import mcp_types as mt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai import AsyncOpenAI, OpenAI
 
 from mcpx_router import InProcessPeer, OpenAIPeerToolAdapter, UsageError, sync
@@ -181,3 +183,39 @@ def test_the_sync_loop_guards_its_turns_too() -> None:
     assert result.text == "done"
     assert len([c for c in rec.calls if c[0] == "add_note"]) == 1 and len(rec.calls) == 3
     assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ["n1", "n2", "n3", "s1", "s2"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["add", "read", "gone"]), st.sampled_from(["{}", '{"x":1}', '{ "x": 1 }'])),
+        max_size=12,
+    ),
+    st.booleans(),
+    st.one_of(st.none(), st.integers(1, 6)),
+    st.sampled_from(["chat", "responses"]),
+)
+def test_every_call_gets_one_answer_in_order_and_the_plan_holds(
+    made: list[tuple[str, str]], dedupe: bool, limit: int | None, shape: str
+) -> None:
+    tools = [Marked("add", False), Marked("read", True)]
+    guard = CallGuard(lambda: tools, dedupe=dedupe, max_calls=limit)
+    if shape == "chat":
+        calls: Any = [tool_call(f"c{i}", name, args) for i, (name, args) in enumerate(made)]
+    else:
+        calls = response([function_call(f"c{i}", name, args) for i, (name, args) in enumerate(made)])
+    plan = guard.plan(calls)
+    to_run = plan.to_dispatch if shape == "chat" else plan.to_dispatch["output"]
+    ran = [c["id"] if shape == "chat" else c["call_id"] for c in to_run]
+    key = "tool_call_id" if shape == "chat" else "call_id"
+    answered = plan.answers([{key: i, "done": i} for i in ran])
+    assert [a[key] for a in answered] == [f"c{i}" for i in range(len(made))]
+    assert limit is None or len(ran) <= limit
+    seen: dict[tuple[str, str], str] = {}
+    for i, (name, args) in enumerate(made):
+        same = (name, canonical(args))
+        if dedupe and name != "read" and same in seen:
+            assert f"c{i}" not in ran  # a duplicate never runs
+        seen.setdefault(same, f"c{i}")
+    if not dedupe and limit is None:
+        assert ran == [f"c{i}" for i in range(len(made))]
