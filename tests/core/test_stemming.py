@@ -13,7 +13,7 @@ from typing import Any
 import mcp
 import pytest
 
-from mcpx_router import OpenAIPeerToolAdapter, ToolSearch, UsageError
+from mcpx_router import InProcessPeer, OpenAIPeerToolAdapter, ToolSearch, UsageError, sync
 from mcpx_router.model._budget import rank, terms, tokens, tool_text
 from mcpx_router.model._stemming import check_language
 
@@ -124,3 +124,14 @@ def test_the_language_is_checked() -> None:
     assert check_language("english") == "english" and check_language("german") == "german"
     with pytest.raises(UsageError, match=r"stemmer must be None, 'none' or one of arabic, .*'klingon'"):
         OpenAIPeerToolAdapter(stemmer="klingon")
+
+
+def test_the_blocking_adapter_takes_the_language_too() -> None:
+    request = "Welche Rechnungen sind offen?"
+    with sync.OpenAIPeerToolAdapter(max_tools=1, stemmer="german") as adapter:
+        adapter.add_peer("konto", InProcessPeer(_peer("konto", GERMAN["konto"]).server()))
+        assert [t["function"]["name"] for t in adapter.get_openai_tools(relevant_to=request)] == [
+            "konto__rechnung_stornieren"
+        ]
+    with pytest.raises(UsageError, match="stemmer must be"):
+        sync.OpenAIPeerToolAdapter(stemmer="klingon")
