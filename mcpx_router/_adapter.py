@@ -28,6 +28,7 @@ from ._naming import ToolKey, check_peer_id, shown
 from ._ranking import RankingMethods
 from ._session import ToolSession, is_native, list_all_tools
 from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
+from .model._stemming import DEFAULT_LANGUAGE, check_language
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionFunctionToolParam
@@ -78,6 +79,9 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
         embedder: Texts in, vectors out (`OpenAIEmbedder`, or any callable): `select_tools`
             and `rank_tools` then blend embedding similarity into the ranking, and
             `suggest_groups` proposes groups of equivalent tools. None: lexical ranking only.
+        stemmer: The language whose Snowball stemmer the lexical ranking compares words with
+            ("commits" finds "commit"; "german", "spanish", ... as `snowballstemmer` names them),
+            or None: words as they are.
         semantic_weight: The share of embedding similarity in the blended score (0 to 1; 0.75
             ranked best with a sentence-embedding model on the labelled set of docs/many-peers.md).
         on_event: Called with groups forming, changing and splitting, calls failing over to
@@ -98,6 +102,7 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
         json_string_params: bool = False,
         embedder: Embedder | None = None,
         semantic_weight: float = 0.75,
+        stemmer: str | None = DEFAULT_LANGUAGE,
         on_event: Callable[[AdapterEvent], object] | None = None,
         **options: Unpack[GroupOptions],
     ) -> None:
@@ -122,7 +127,10 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
         if strict not in (True, False, None):
             raise UsageError(f"strict must be True, False or None, not {strict!r}")
         self._catalogue = Catalogue(
-            description_limit=description_limit, strict=strict, json_strings=bool(json_string_params)
+            description_limit=description_limit,
+            strict=strict,
+            json_strings=bool(json_string_params),
+            language=check_language(stemmer),
         )
         self._peers: dict[str, PeerEntry] = {}
         self._joining: set[str] = set()

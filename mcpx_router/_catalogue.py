@@ -18,6 +18,7 @@ from ._views import Views
 from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
 from .model._shape import schema_shape
+from .model._stemming import DEFAULT_LANGUAGE
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
@@ -33,6 +34,7 @@ class Catalogue:
         description_limit: int | None = None,
         strict: bool | None = False,
         json_strings: bool = False,
+        language: str | None = DEFAULT_LANGUAGE,
     ) -> None:
         self._description_limit = description_limit
         self._strict = strict
@@ -43,7 +45,7 @@ class Catalogue:
         self._peers: dict[str, dict[str, PublishedTool]] = {}
         self._rejected: dict[str, dict[str, str]] = {}
         self._by_name: dict[str, PublishedTool] = {}
-        self._views = Views()
+        self._views = Views(language)
         self._reserved: dict[str, set[str]] = {}
         """Per peer, tools whose names are kept for it while its tools are withdrawn."""
         self._unknown = UnknownNames()

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, cast
 from ._answering import UNSET
 from ._catalogue import Format, PublishedTool
 from ._dispatch import check_limit
-from ._errors import UsageError
+from ._errors import UnknownToolError, UsageError
 from ._naming import is_legal_name
 from ._ranking import query_text
+from ._search_hints import SUGGESTED, hint, hinted, query_of
 from .model._arguments import ArgumentsError, parse_arguments
 from .model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
 from .model._schema import chat_tool, legacy_function, responses_tool
@@ -45,7 +46,8 @@ _PARAMETERS: dict[str, Any] = {
     "properties": {
         "query": {
             "type": "string",
-            "description": "What the tool should do, in a few words (e.g. 'convert time between zones').",
+            # No example: a small model copies an example as its query, whatever it needs.
+            "description": "What the user needs done, in the user's own words: the task, not a tool name.",
         }
     },
     "required": ["query"],
@@ -134,6 +136,7 @@ class ToolSearch:
         items, whole = tool_call_items(tool_calls)
         slots: list[Any] = []  # per answer: ("search", call), ("native", item), or None (the adapter's)
         others: list[Any] = []
+        unknown: dict[int, str] = {}  # position in `others` -> a name no tool answers to
         for index, item in enumerate(items):
             if client_search(item) is not None:
                 slots.append(("native", item))
@@ -144,9 +147,13 @@ class ToolSearch:
             if call.name == self.name and call.problem is None:
                 slots.append(("search", call))
             else:
+                if call.problem is None and not self._known(call.name):
+                    unknown[len(others)] = call.name
                 slots.append(None)
                 others.append(item)
         theirs = await self._adapter.dispatch(others, call_timeout=call_timeout) if others else []
+        for position, name in unknown.items():  # what the search finds for the name, as a hint
+            theirs[position] = await self._hinted(theirs[position], name)
         out: list[Any] = []
         position = 0
         for slot in slots:
@@ -159,6 +166,21 @@ class ToolSearch:
                 out.append(await self._answer_native(slot[1]))
         out.extend(theirs[position:])  # a media message follows the answers
         return out
+
+    def _known(self, name: str) -> bool:
+        try:
+            self._adapter.resolve(name)  # a look-up; a member a group hides is found too
+        except UnknownToolError:
+            return any(tool.name == name for tool in self._adapter.tools)  # a group's function
+        return True
+
+    async def _hinted(self, answer: Any, name: str) -> Any:
+        native = self._native and isinstance(answer, Mapping) and answer.get("type") == "function_call_output"
+        found = (await self.find(query_of(name)))[:SUGGESTED]
+        if not native:
+            self._note(found)  # offered from the next step on, as a search's finds are
+        text = hint([t.name for t in found], None if native else self.name, offered=not native)
+        return hinted(answer, text)
 
     async def _answer_function(self, call: ToolCall) -> str:
         try:

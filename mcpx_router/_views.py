@@ -15,6 +15,7 @@ from typing import Any
 
 from ._published import BUILDERS, Format, PublishedTool
 from .model._budget import IndexPart, rank_parts, score_parts, tool_text
+from .model._stemming import DEFAULT_LANGUAGE
 
 __all__ = ["Views"]
 
@@ -33,7 +34,9 @@ class _Built:
 class Views:
     """Views in each format and the relevance index, rebuilt only for the peers that changed."""
 
-    def __init__(self) -> None:
+    def __init__(self, language: str | None = DEFAULT_LANGUAGE) -> None:
+        self._language = language
+        """The stemmer's language of the relevance index (None: words as they are)."""
         self._stamps: dict[str, int] = {}
         """Per peer, the catalogue version at which its published tools last changed."""
         self._built: dict[Format, _Built] = {}
@@ -81,7 +84,7 @@ class Views:
                 cached = kept.get(peer)
                 if cached is None or cached[0] != stamp:
                     docs = (tool_text(t.name, t.description, t.parameters) for t in tools.values())
-                    cached = kept[peer] = (stamp, IndexPart(docs))
+                    cached = kept[peer] = (stamp, IndexPart(docs, self._language))
                 parts.append(cached[1])
             self._ranked = (version, parts)
         return self._ranked[1]

@@ -29,6 +29,7 @@ from openai.types.chat import (
 from openai.types.responses import Response, ResponseInputItemParam
 
 from ._adapter import OpenAIPeerToolAdapter
+from ._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
 from ._errors import UsageError
 from ._loop_options import ChatCreateOptions, ResponsesCreateOptions
 from ._text_hook import function_calls
@@ -67,6 +68,8 @@ async def run_chat(
     max_turns: int = 10,
     tool_search: bool | ToolSearch = False,
     text_calls: bool = False,
+    dedupe_calls: bool = True,
+    max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
     """Run a Chat Completions conversation until the model answers without calling tools.
@@ -90,6 +93,11 @@ async def run_chat(
         text_calls: When a reply calls nothing but holds calls written as text (Hermes
             `<tool_call>`, JSON, Mistral, Llama, pythonic; see docs/model.md), the assistant
             message is appended with them as `tool_calls` and they are answered.
+        dedupe_calls: Identical calls of one turn (same name, same arguments) run once and share
+            the answer, unless the tool is marked read-only or idempotent (`_call_guard`).
+            False: each runs.
+        max_calls_per_turn: The most calls one turn runs; those beyond are answered with an
+            error naming the limit, never run (None: no limit).
         **create: Further arguments for `chat.completions.create` (temperature, tool_choice,
             stream, ...), typed as the SDK types them (`ChatCreateOptions`).
     """
@@ -97,6 +105,8 @@ async def run_chat(
     history = list(messages)
     result = LoopResult(history, None, "max_turns", 0, 0)
     search = _searcher(adapter, tool_search)
+    guard = CallGuard(lambda: adapter.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
+    dispatch = adapter.dispatch if search is None else search.dispatch
     while result.turns < max_turns:
         if search is None:
             tools: Any = await adapter.select_tools("chat", relevant_to=history)
@@ -119,7 +129,8 @@ async def run_chat(
             result.text, result.stopped = message.content, "answer"
             break
         # custom tool calls are answered with an error
-        history.extend(await (adapter.dispatch(calls) if search is None else search.dispatch(calls)))
+        turn = guard.plan(calls)
+        history.extend(turn.answers(await dispatch(turn.to_dispatch)))
         result.tool_calls += len(calls)
     return result
 
@@ -133,6 +144,8 @@ async def run_responses(
     max_turns: int = 10,
     tool_search: bool | ToolSearch = False,
     text_calls: bool = False,
+    dedupe_calls: bool = True,
+    max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
     """Run a Responses API conversation until the model answers without calling tools.
@@ -150,6 +163,7 @@ async def run_responses(
             client-executed `tool_search` tool unless the `ToolSearch` passed says `native=False`.
         text_calls: As for `run_chat`: an assistant `message` item holding written calls is
             followed by them as `function_call` items, which are answered.
+        dedupe_calls, max_calls_per_turn: As for `run_chat`.
         **create: Further arguments for `responses.create`, typed as the SDK types them
             (`ResponsesCreateOptions`).
     """
@@ -159,6 +173,8 @@ async def run_responses(
     )
     result = LoopResult(items, None, "max_turns", 0, 0)
     search = _searcher(adapter, tool_search)
+    guard = CallGuard(lambda: adapter.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
+    dispatch = adapter.dispatch if search is None else search.dispatch
     while result.turns < max_turns:
         if search is None:
             tools: Any = await adapter.select_tools("responses", relevant_to=items)
@@ -173,11 +189,12 @@ async def run_responses(
         items.extend(_input_item(item) for item in response.output)
         # Function calls are answered, custom tool calls refused; every other item (reasoning,
         # messages, calls the API ran itself) needs no answer. A ToolSearch answers searches too.
-        answers = await (adapter.dispatch(response) if search is None else search.dispatch(response))
+        turn = guard.plan(response)
+        answers = turn.answers(await dispatch(turn.to_dispatch))
         if not answers and text_calls and (written := adapter.recover_text_call_items(response)) is not None:
             items[len(items) - len(response.output) :] = written
-            calls = function_calls(written)
-            answers = await (adapter.dispatch(calls) if search is None else search.dispatch(calls))
+            turn = guard.plan(function_calls(written))
+            answers = turn.answers(await dispatch(turn.to_dispatch))
         if not answers:
             result.text, result.stopped = response.output_text, "answer"
             break

@@ -3,7 +3,8 @@
 An API request may carry at most 128 tools, and some deployments reject long descriptions.
 These helpers filter tools by name patterns, rank them by lexical relevance to the conversation
 (BM25 over names, descriptions and parameter names: no model to download), and cut
-descriptions to a length.
+descriptions to a length. Words are compared by their stems (`_stemming`, Snowball's stemmers:
+"commits" finds "commit"), in English unless another language is named.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any, Final
+
+from ._stemming import DEFAULT_LANGUAGE, stemmer
 
 __all__ = [
     "MAX_TOOLS_PER_REQUEST",
@@ -26,12 +29,14 @@ __all__ = [
     "rank_parts",
     "score_parts",
     "shorten",
+    "terms",
 ]
 
 MAX_TOOLS_PER_REQUEST: Final = 128
 """The most tools one OpenAI request may carry."""
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_RUN = re.compile(r"[^\W_]+")
 _K1, _B = 1.2, 0.75
 # Words that say nothing about which tool fits; left in, "the" in a query would favour any tool
 # whose description happens to use it.
@@ -49,8 +54,43 @@ def matches(name: str, include: Sequence[str] | None, exclude: Sequence[str] | N
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-case words of `text`, splitting snake_case, kebab-case, dotted and camelCase names."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """Lower-case words of `text`, splitting snake_case, kebab-case, dotted and camelCase names
+    (letters of any script: "Änderungen" is one word)."""
+    if text.isascii():
+        return [w.lower() for w in _WORD.findall(text)]
+    words: list[str] = []
+    for run in _RUN.findall(text):
+        if run.isascii():
+            words += [w.lower() for w in _WORD.findall(run)]
+        else:
+            words += _split_run(run)
+    return words
+
+
+def _split_run(run: str) -> list[str]:
+    """A run of letters and digits cut where digits start or end and where camelCase turns."""
+    words: list[str] = []
+    start = 0
+    for i in range(1, len(run)):
+        before, here = run[i - 1], run[i]
+        if (
+            before.isdigit() != here.isdigit()
+            or (before.islower() and here.isupper())
+            or (before.isupper() and here.isupper() and i + 1 < len(run) and run[i + 1].islower())
+        ):
+            words.append(run[start:i].lower())
+            start = i
+    words.append(run[start:].lower())
+    return words
+
+
+def terms(text: str, language: str | None = DEFAULT_LANGUAGE) -> list[str]:
+    """The words of `text` that rank: no stop words, each cut to its stem in `language` (a name
+    `check_language` accepted; None: the words as they are)."""
+    if language is None:
+        return [w for w in tokens(text) if w not in _STOP]
+    stems = stemmer(language)
+    return [stems.get(w) or stems.of(w) for w in tokens(text) if w not in _STOP]
 
 
 def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str:
@@ -63,10 +103,11 @@ def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str
 class IndexPart:
     """Some documents tokenised once: one peer's tools, so that a change re-reads only that peer."""
 
-    __slots__ = ("docs", "lengths", "postings", "total")
+    __slots__ = ("docs", "language", "lengths", "postings", "total")
 
-    def __init__(self, documents: Iterable[str]) -> None:
-        self.docs = [Counter(t for t in tokens(d) if t not in _STOP) for d in documents]
+    def __init__(self, documents: Iterable[str], language: str | None = DEFAULT_LANGUAGE) -> None:
+        self.language = language
+        self.docs = [Counter(terms(d, language)) for d in documents]
         self.lengths = [sum(d.values()) for d in self.docs]
         self.total = sum(self.lengths)
         # Which documents hold each term: scoring touches only those, not the whole catalogue.
@@ -78,15 +119,15 @@ class IndexPart:
 
 def score_parts(parts: Sequence[IndexPart], query: str) -> list[float]:
     """The BM25 score of each document of `parts` (numbered across them, in order) for `query`;
-    0.0 for a document that shares no word with it."""
+    0.0 for a document that shares no word with it. The parts share one language (the first's)."""
     n = sum(len(part.docs) for part in parts)
     average = (sum(part.total for part in parts) / n if n else 0.0) or 1.0
-    terms = set(tokens(query)) - _STOP
-    counts = {term: sum(len(part.postings.get(term, ())) for part in parts) for term in terms}
+    words = set(terms(query, parts[0].language if parts else None))
+    counts = {term: sum(len(part.postings.get(term, ())) for part in parts) for term in words}
     scores = [0.0] * n
     offset = 0
     for part in parts:
-        for term in terms:
+        for term in words:
             hits = part.postings.get(term)
             if not hits:
                 continue
@@ -133,17 +174,17 @@ def _scaled(scores: Sequence[float]) -> list[float]:
 class LexicalIndex:
     """Documents tokenised once, ranked against many queries with BM25."""
 
-    def __init__(self, documents: Sequence[str]) -> None:
-        self._part = IndexPart(documents)
+    def __init__(self, documents: Sequence[str], language: str | None = DEFAULT_LANGUAGE) -> None:
+        self._part = IndexPart(documents, language)
 
     def rank(self, query: str) -> list[int]:
         """Indices of the documents, most relevant to `query` first (ties keep their order)."""
         return rank_parts((self._part,), query)
 
 
-def rank(documents: Sequence[str], query: str) -> list[int]:
+def rank(documents: Sequence[str], query: str, language: str | None = DEFAULT_LANGUAGE) -> list[int]:
     """Indices of `documents`, most relevant to `query` first (BM25; ties keep their order)."""
-    return LexicalIndex(documents).rank(query)
+    return LexicalIndex(documents, language).rank(query)
 
 
 def conversation_text(messages: Iterable[Any], *, last: int = 3) -> str:

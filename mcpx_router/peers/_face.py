@@ -61,6 +61,18 @@ class AdapterFace(CallMethods):
         """The legacy `functions` list (see `OpenAIPeerToolAdapter.get_openai_functions`)."""
         return self._adapter.get_openai_functions(relevant_to=relevant_to, max_tools=max_tools)
 
+    def resolve(self, name: str) -> ToolKey:
+        """The (peer, tool) published under a public name; raise UnknownToolError if none is."""
+        return self._adapter.resolve(name)
+
+    def public_name(self, peer_id: str, tool: str) -> str:
+        """The public name of `peer_id`'s tool `tool`; raise UnknownToolError if it is not published."""
+        return self._adapter.public_name(peer_id, tool)
+
+    def rejected_tools(self, peer_id: str) -> dict[str, str]:
+        """Tools of `peer_id` that could not be published, each with the reason."""
+        return self._adapter.rejected_tools(peer_id)
+
     def stats(self) -> StatsReport:
         """Calls, failures by kind, latency and feedback per peer and per tool (see the adapter's `stats`)."""
         return self._adapter.stats()

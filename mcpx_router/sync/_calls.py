@@ -86,15 +86,15 @@ class BlockingCalls:
 
     def resolve(self, name: str) -> ToolKey:
         """The (peer, tool) published under a public name; raise UnknownToolError if none is."""
-        return self._loop.call(self._loop.value.adapter.resolve, name)
+        return self._loop.call(self._loop.value.resolve, name)
 
     def public_name(self, peer_id: str, tool: str) -> str:
         """The public name of `peer_id`'s tool `tool`; raise UnknownToolError if it is not published."""
-        return self._loop.call(self._loop.value.adapter.public_name, peer_id, tool)
+        return self._loop.call(self._loop.value.public_name, peer_id, tool)
 
     def rejected_tools(self, peer_id: str) -> dict[str, str]:
         """Tools of `peer_id` that could not be published, each with the reason."""
-        return self._loop.call(self._loop.value.adapter.rejected_tools, peer_id)
+        return self._loop.call(self._loop.value.rejected_tools, peer_id)
 
     # -- calls ------------------------------------------------------------------------------
 

@@ -242,6 +242,7 @@ class OpenAIPeerToolAdapter(_Blocking):
         on_progress: Callable[[CallProgress], object] | None = None,
         strict: bool | None = False,
         json_string_params: bool = False,
+        stemmer: str | None = "english",
         connect_timeout: float = 30.0,
         **groups: Unpack[GroupOptions],
     ) -> None:
@@ -255,6 +256,7 @@ class OpenAIPeerToolAdapter(_Blocking):
             "on_progress": on_progress,
             "strict": strict,
             "json_string_params": json_string_params,
+            "stemmer": stemmer,
         }
         super().__init__(lambda: _adapter_router(options, connect_timeout), backend, backend_options)
 

@@ -16,6 +16,7 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.responses import Response, ResponseInputItemParam
 
+from .._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
 from .._loop_options import ChatCreateOptions, ResponsesCreateOptions
 from .._text_hook import function_calls
 from ..loop import LoopResult, _assistant_message, _check_turns, _input_item
@@ -32,6 +33,8 @@ def run_chat(
     messages: Iterable[ChatCompletionMessageParam],
     max_turns: int = 10,
     text_calls: bool = False,
+    dedupe_calls: bool = True,
+    max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
     """Run a Chat Completions conversation until the model answers without calling tools.
@@ -48,11 +51,13 @@ def run_chat(
     Args:
         client: Any `OpenAI` client (`base_url` may point at a compatible endpoint).
         router: A `sync.Router` or `sync.OpenAIPeerToolAdapter`.
-        model, messages, max_turns, text_calls, create: As `mcpx_router.loop.run_chat`.
+        model, messages, max_turns, text_calls, dedupe_calls, max_calls_per_turn, create: As
+            `mcpx_router.loop.run_chat`.
     """
     _check_turns(max_turns)
     history = list(messages)
     result = LoopResult(history, None, "max_turns", 0, 0)
+    guard = CallGuard(lambda: router.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
     while result.turns < max_turns:
         tools = router.get_openai_tools(relevant_to=history)
         result.catalogue_versions.append(router.version)
@@ -71,7 +76,8 @@ def run_chat(
         if not calls:
             result.text, result.stopped = message.content, "answer"
             break
-        history.extend(router.dispatch(calls))
+        turn = guard.plan(calls)
+        history.extend(turn.answers(router.dispatch(turn.to_dispatch)))
         result.tool_calls += len(calls)
     return result
 
@@ -84,6 +90,8 @@ def run_responses(
     input: str | Iterable[ResponseInputItemParam],
     max_turns: int = 10,
     text_calls: bool = False,
+    dedupe_calls: bool = True,
+    max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
     """Run a Responses API conversation until the model answers without calling tools.
@@ -95,6 +103,7 @@ def run_responses(
         [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
     )
     result = LoopResult(items, None, "max_turns", 0, 0)
+    guard = CallGuard(lambda: router.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
     while result.turns < max_turns:
         tools = router.get_responses_tools(relevant_to=items)
         result.catalogue_versions.append(router.version)
@@ -104,10 +113,12 @@ def run_responses(
         response = _response(client, params)
         result.turns += 1
         items.extend(_input_item(item) for item in response.output)
-        answers = router.dispatch(response)
+        turn = guard.plan(response)
+        answers = turn.answers(router.dispatch(turn.to_dispatch))
         if not answers and text_calls and (written := router.recover_text_call_items(response)) is not None:
             items[len(items) - len(response.output) :] = written
-            answers = router.dispatch(function_calls(written))
+            turn = guard.plan(function_calls(written))
+            answers = turn.answers(router.dispatch(turn.to_dispatch))
         if not answers:
             result.text, result.stopped = response.output_text, "answer"
             break

@@ -235,6 +235,16 @@ def test_what_loads_lazily_loads_when_used() -> None:
     } <= loaded
 
 
+def test_the_stemmer_loads_at_the_first_ranking_not_at_import_or_with_an_adapter(
+    after_import: set[str],
+) -> None:
+    assert "snowballstemmer" not in after_import
+    made = _loaded_after("import mcpx_router; mcpx_router.OpenAIPeerToolAdapter()")
+    assert "snowballstemmer" not in made
+    ranked = _loaded_after("from mcpx_router.model._budget import rank; rank(['git log'], 'commits')")
+    assert "snowballstemmer" in ranked
+
+
 def test_importing_the_package_loads_no_starlette_beyond_what_mcp_does(after_import: set[str]) -> None:
     # The `mcp` SDK imports part of Starlette itself; our gateway's routes and ASGI app must not add to it.
     by_mcp = _loaded_after("import mcp, mcp_types")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from mcpx_router import (
     StdioPeer,
     ToolsChanged,
     UnknownPeerError,
+    UnknownToolError,
 )
 
 from ..support.router_support import WAIT, growing_server, next_event, tiny
@@ -377,3 +379,21 @@ async def test_leaving_the_block_stops_everything_even_mid_call() -> None:
             with anyio.move_on_after(0.2):
                 await router.call("s__sleep", {"seconds": 30})
     assert router.peers == ()
+
+
+async def test_resolve_public_name_and_rejected_tools_as_the_sync_facade_has_them() -> None:
+    odd = Path(__file__).parents[1] / "support" / "odd_listing_server.py"
+    async with Router() as router:
+        await router.join("grower", growing_server())
+        await router.join("odd", StdioPeer(sys.executable, [str(odd)]))
+        key = router.resolve("grower__echo")
+        assert (key.peer, key.tool) == ("grower", "echo")
+        assert router.public_name("grower", "echo") == "grower__echo"
+        assert router.public_name("odd", "fine") == "odd__fine"
+        with pytest.raises(UnknownToolError, match="grower__nothing"):
+            router.resolve("grower__nothing")
+        with pytest.raises(UnknownToolError, match="'nothing'"):
+            router.public_name("grower", "nothing")
+        assert router.rejected_tools("grower") == {}
+        assert set(router.rejected_tools("odd")) == {"nan_bound", "huge", "infinite_default"}
+        assert router.rejected_tools("odd") == router.adapter.rejected_tools("odd")

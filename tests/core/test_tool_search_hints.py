@@ -1,0 +1,190 @@
+"""What the model reads in a tool-search conversation: the search function's schema carries no
+example to copy, and a call to a name no tool answers to is answered with what the search finds
+for that name. Real in-process MCP servers (the captured real servers' tools and a notes server),
+through the real `openai` SDK against the replay endpoint."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp
+import pytest
+from openai import AsyncOpenAI
+
+from mcpx_router import OpenAIPeerToolAdapter, ToolSearch
+from mcpx_router._search_hints import hint, hinted, query_of
+from mcpx_router.loop import run_chat, run_responses
+
+from ..support._model_peers import RecordingPeer
+from ..support._openai_replay import (
+    CHAT,
+    RESPONSES,
+    chat_completion,
+    function_call,
+    output_message,
+    replay_openai,
+    response,
+    tool_call,
+)
+from ..support.big_catalogue import real_peers
+
+pytestmark = pytest.mark.anyio
+
+SAFETY = 30.0
+NOTE = json.dumps({"title": "groceries", "text": "milk"})
+
+
+def notes() -> RecordingPeer:
+    schema = {
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "text": {"type": "string"}},
+        "required": ["title", "text"],
+    }
+    return RecordingPeer("notes").tool(
+        "add_note", schema, description="Save a new note with a title and text."
+    )
+
+
+@asynccontextmanager
+async def catalogue(**options: Any) -> AsyncIterator[tuple[OpenAIPeerToolAdapter, dict[str, RecordingPeer]]]:
+    peers = {**real_peers(), "notes": notes()}
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(max_tools=8, **options))
+        for name, peer in peers.items():
+            await adapter.add_peer(name, await stack.enter_async_context(mcp.Client(peer.server())))
+        yield adapter, peers
+
+
+def names(tools: list[dict[str, Any]]) -> list[str]:
+    return [t["function"]["name"] if "function" in t else t.get("name", t["type"]) for t in tools]
+
+
+# Quoted text, "e.g." or "for example": what a model would copy as its query.
+EXAMPLE = re.compile(r"'[^']+'|\"[^\"]+\"|\be\.g\b|example|such as", re.IGNORECASE)
+
+
+async def test_the_search_tool_carries_no_example_to_copy() -> None:
+    async with catalogue() as (adapter, _):
+        search = ToolSearch(adapter)
+        chat = (await search.chat_tools("hello"))[0]
+        native = (await search.responses_tools("hello"))[0]
+        plain = (await ToolSearch(adapter, native=False).responses_tools("hello"))[0]
+        legacy = (await search.functions("hello"))[0]
+    schemas = [
+        chat["function"]["parameters"],
+        native["parameters"],
+        plain["parameters"],
+        legacy["parameters"],
+    ]
+    descriptions = [chat["function"]["description"], native["description"], plain["description"]]
+    for schema in schemas:
+        assert set(schema["properties"]) == {"query"}
+        described = schema["properties"]["query"]["description"]
+        assert "own words" in described and not EXAMPLE.search(described)
+        assert (
+            "examples" not in schema["properties"]["query"] and "default" not in schema["properties"]["query"]
+        )
+    for description in descriptions:
+        assert not EXAMPLE.search(description)
+
+
+def test_a_name_as_a_query_and_the_hint() -> None:
+    assert query_of("save_note") == query_of("saveNote") == query_of("save-note") == "save note"
+    assert query_of("sum_two_numbers") == "sum two numbers"
+    text = hint(["notes__add_note"], "find_tools", offered=True)
+    assert text == (
+        "The tool search finds for that name: 'notes__add_note' (offered from your next step on). "
+        "To find another tool, call find_tools with what you need in your own words."
+    )
+    assert "use the tool search" in hint([], None, offered=False)
+    answer = {"role": "tool", "tool_call_id": "c1", "content": "Error: no."}
+    assert hinted(answer, "Hint.") == {**answer, "content": "Error: no. Hint."}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "Error: no."}
+    assert hinted(output, "Hint.")["output"] == "Error: no. Hint."
+    parts = {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text"}]}
+    assert hinted(parts, "Hint.") is parts
+
+
+async def test_chat_an_unknown_name_is_answered_with_what_the_search_finds() -> None:
+    async with catalogue() as (adapter, peers):
+        script = [
+            chat_completion(
+                {
+                    "content": None,
+                    "tool_calls": [
+                        tool_call("c1", "save_note", NOTE),
+                        tool_call("c2", "sum_two_numbers", json.dumps({"a": 1, "b": 2})),
+                        tool_call("c3", "frobnicate_widget", "{}"),
+                    ],
+                }
+            ),
+            chat_completion({"content": None, "tool_calls": [tool_call("c4", "notes__add_note", NOTE)]}),
+            chat_completion({"content": "Saved."}),
+        ]
+        with replay_openai(script) as replay:
+            async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+                with anyio.fail_after(SAFETY):
+                    messages: list[Any] = [{"role": "user", "content": "Remember: buy milk"}]
+                    result = await run_chat(client, adapter, model="m", messages=messages, tool_search=True)
+        bodies = replay.bodies(CHAT)
+    assert result.text == "Saved."
+    answers = {m["tool_call_id"]: m["content"] for m in bodies[1]["messages"] if m["role"] == "tool"}
+    assert answers["c1"].startswith("Error: there is no tool named 'save_note'.")
+    assert answers["c1"].endswith(
+        "The tool search finds for that name: 'notes__add_note' (offered from your next step on). "
+        "To find another tool, call find_tools with what you need in your own words."
+    )
+    assert "'everything__get-sum'" in answers["c2"] and "call find_tools" in answers["c2"]
+    assert answers["c3"].endswith(
+        "The tool search finds no tool for that name; to find one, call find_tools with what you "
+        "need in your own words."
+    )
+    assert "notes__add_note" not in names(bodies[0]["tools"])
+    assert {"notes__add_note", "everything__get-sum"} <= set(names(bodies[1]["tools"]))
+    assert peers["notes"].calls == [("add_note", json.loads(NOTE))]
+
+
+async def test_a_published_name_gets_no_hint_and_without_search_none_does() -> None:
+    async with catalogue() as (adapter, peers):
+        calls = [tool_call("c1", "notes__add_note", NOTE), tool_call("c2", "save_note", NOTE)]
+        plain = await adapter.dispatch(calls)
+        searched = await ToolSearch(adapter).dispatch(calls)
+    assert plain[0] == searched[0] and "tool search" not in plain[0]["content"]
+    assert "tool search" not in plain[1]["content"]
+    assert searched[1]["content"].startswith(plain[1]["content"] + " The tool search finds")
+    assert len(peers["notes"].calls) == 2
+
+
+async def test_responses_native_search_names_the_finds_and_the_tool_search() -> None:
+    async with catalogue() as (adapter, _):
+        script = [response([function_call("c1", "save_note", NOTE)]), response([output_message("ok")])]
+        with replay_openai(script) as replay:
+            async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+                with anyio.fail_after(SAFETY):
+                    await run_responses(client, adapter, model="m", input="Keep a note", tool_search=True)
+        bodies = replay.bodies(RESPONSES)
+    [output] = [i for i in bodies[1]["input"] if i.get("type") == "function_call_output"]
+    assert output["output"].endswith(
+        "The tool search finds for that name: 'notes__add_note'. To find another tool, use the tool "
+        "search with what you need in your own words."
+    )
+
+
+async def test_a_group_and_the_members_it_hides_are_known_names() -> None:
+    peers = {"notes": notes(), "notes2": notes()}
+    options = {"aliases": {"save": ["notes/add_note", "notes2/add_note"]}, "hide_members": True}
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(max_tools=8, **options))
+        for name, rec in peers.items():
+            await adapter.add_peer(name, await stack.enter_async_context(mcp.Client(rec.server())))
+        assert "notes__add_note" not in [t.name for t in adapter.tools]
+        calls = [tool_call("c1", "save", NOTE), tool_call("c2", "notes__add_note", NOTE)]
+        answers = await ToolSearch(adapter).dispatch(calls)
+    assert [a["tool_call_id"] for a in answers] == ["c1", "c2"]
+    assert not any("tool search" in a["content"] for a in answers)
+    assert len(peers["notes"].calls) + len(peers["notes2"].calls) == 2
