@@ -56,6 +56,11 @@ class Answerer:
         self.groups: GroupCaller | None = None
         """What runs calls to groups, once groups are asked for."""
 
+    @property
+    def catalogue(self) -> Catalogue:
+        """The catalogue the calls are resolved in."""
+        return self._catalogue
+
     async def run_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Outcome]:
         """Run the calls concurrently; one outcome per call, in call order.
 

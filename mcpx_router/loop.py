@@ -31,6 +31,7 @@ from openai.types.responses import Response, ResponseInputItemParam
 from ._adapter import OpenAIPeerToolAdapter
 from ._errors import UsageError
 from ._loop_options import ChatCreateOptions, ResponsesCreateOptions
+from ._text_hook import function_calls
 from ._tool_search import ToolSearch
 
 __all__ = ["LoopResult", "run_chat", "run_responses"]
@@ -65,6 +66,7 @@ async def run_chat(
     messages: Iterable[ChatCompletionMessageParam],
     max_turns: int = 10,
     tool_search: bool | ToolSearch = False,
+    text_calls: bool = False,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
     """Run a Chat Completions conversation until the model answers without calling tools.
@@ -85,6 +87,9 @@ async def run_chat(
         tool_search: When more tools are published than one request carries, offer a
             `find_tools` function and the most relevant tools; what the model finds joins the
             next request (True: a new `ToolSearch`; or pass one). False: the most relevant tools.
+        text_calls: When a reply calls nothing but holds calls written as text (Hermes
+            `<tool_call>`, JSON, Mistral, Llama, pythonic; see docs/model.md), the assistant
+            message is appended with them as `tool_calls` and they are answered.
         **create: Further arguments for `chat.completions.create` (temperature, tool_choice,
             stream, ...), typed as the SDK types them (`ChatCreateOptions`).
     """
@@ -107,7 +112,9 @@ async def run_chat(
             raise ValueError(f"the model's response {response.id!r} holds no choices")
         message = response.choices[0].message
         history.append(_assistant_message(message))
-        calls = message.tool_calls or []
+        calls: list[Any] = list(message.tool_calls or [])
+        if not calls and text_calls and (written := adapter.recover_text_calls(history[-1])) is not None:
+            history[-1], calls = written, list(written.get("tool_calls") or [])
         if not calls:
             result.text, result.stopped = message.content, "answer"
             break
@@ -125,6 +132,7 @@ async def run_responses(
     input: str | Iterable[ResponseInputItemParam],
     max_turns: int = 10,
     tool_search: bool | ToolSearch = False,
+    text_calls: bool = False,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
     """Run a Responses API conversation until the model answers without calling tools.
@@ -140,6 +148,8 @@ async def run_responses(
         max_turns: The most requests to send.
         tool_search: As for `run_chat`; on the Responses API the search is the API's own
             client-executed `tool_search` tool unless the `ToolSearch` passed says `native=False`.
+        text_calls: As for `run_chat`: an assistant `message` item holding written calls is
+            followed by them as `function_call` items, which are answered.
         **create: Further arguments for `responses.create`, typed as the SDK types them
             (`ResponsesCreateOptions`).
     """
@@ -164,6 +174,10 @@ async def run_responses(
         # Function calls are answered, custom tool calls refused; every other item (reasoning,
         # messages, calls the API ran itself) needs no answer. A ToolSearch answers searches too.
         answers = await (adapter.dispatch(response) if search is None else search.dispatch(response))
+        if not answers and text_calls and (written := adapter.recover_text_call_items(response)) is not None:
+            items[len(items) - len(response.output) :] = written
+            calls = function_calls(written)
+            answers = await (adapter.dispatch(calls) if search is None else search.dispatch(calls))
         if not answers:
             result.text, result.stopped = response.output_text, "answer"
             break

@@ -49,6 +49,7 @@ def run_chat_command(
     strict: Strict = "auto",
     media: Literal["describe", "attach"] = "describe",
     max_tools: int = 128,
+    text_calls: bool = False,
     connect_timeout: float = 30.0,
     stdin: TextIO | None = None,
     stats_file: str | None = None,
@@ -62,7 +63,7 @@ def run_chat_command(
         return _fail("no endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for another endpoint)", 2)
     settings = {"strict": _STRICT[strict], "media": media, "max_tools": max_tools, "stats_file": stats_file}
     source = _given(prompts) if prompts else _read(stdin or sys.stdin)
-    limits = (max_turns, connect_timeout)
+    limits = (max_turns, connect_timeout, text_calls)
     return run_command(lambda: _converse(peers, source, model, system, limits, settings, key or "none"))
 
 
@@ -71,11 +72,11 @@ async def _converse(
     prompts: AsyncGenerator[str, None],
     model: str,
     system: str | None,
-    limits: tuple[int, float],
+    limits: tuple[int, float, bool],
     settings: dict[str, Any],
     key: str,
 ) -> int:
-    max_turns, connect_timeout = limits
+    max_turns, connect_timeout, text_calls = limits
     async with (
         aclosing(prompts),
         OpenAIPeerToolAdapter(**settings) as adapter,
@@ -100,7 +101,9 @@ async def _converse(
             history.append({"role": "user", "content": prompt})
             start = len(history)
             try:
-                result = await run_chat(client, adapter, model=model, messages=history, max_turns=max_turns)
+                result = await run_chat(
+                    client, adapter, model=model, messages=history, max_turns=max_turns, text_calls=text_calls
+                )
             except APIError as exc:
                 return _fail(f"the model endpoint answered with an error: {exc}", 1)
             _show_tool_calls(result.messages[start:])

@@ -91,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="images and files from tools: describe them to the model, or attach them",
     )
     chat.add_argument("--max-tools", type=int, default=128, help="tools per request")
+    chat.add_argument(
+        "--text-calls",
+        action="store_true",
+        help="run tool calls the model writes as text (Hermes <tool_call>, JSON, Mistral, Llama, "
+        "pythonic) as if sent as tool_calls, for local models that do so",
+    )
     add_stats_file(chat)
     add_source_options(chat)
     add_connect_timeout(chat, 30.0, "each server's handshake and tool listing")
@@ -125,6 +131,7 @@ def _run_chat(args: argparse.Namespace) -> int:
         strict=args.strict,
         media=args.media,
         max_tools=args.max_tools,
+        text_calls=args.text_calls,
         connect_timeout=args.connect_timeout,
         stats_file=stats_file(args),
     )

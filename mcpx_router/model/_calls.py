@@ -17,8 +17,12 @@ Each item is decided by its `type` (`parse_tool_call`), as SDK object or plain d
   type not known here are passed over too (the API never sends a function call as anything but
   `function_call`).
 
-A recognised call with something unusable in it (no usable id, no name) is answered with an error
-and never run. Each answer is in its call's own shape (`answer`).
+A call whose answer could not be matched to it (a Chat or custom call without a usable `id`, a
+Responses call without a usable `call_id`: missing, None, empty or not a string) refuses the whole
+batch with ToolCallFormatError before anything runs: its answer would carry no usable id, a message
+the API refuses, and the conversation's next request would fail. A recognised call with something
+else unusable in it (no name) is answered with an error and never run. Each answer is in its
+call's own shape (`answer`).
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ __all__ = [
     "parse_tool_call",
     "search_output",
     "tool_call_items",
+    "usable_id",
 ]
 
 Shape = Literal["chat", "responses", "custom", "function"]
@@ -244,7 +249,8 @@ def parse_tool_call(obj: Any, *, lenient: bool = False, index: int | None = None
         index: The item's place in the list, named in the error.
 
     Raises:
-        ToolCallFormatError: The item is no tool call of any shape known here.
+        ToolCallFormatError: The item is no tool call of any shape known here, or a call without a
+            usable id (its answer could not be matched to it).
     """
     if type(obj) is dict and obj.get("type") == "function":
         # The common case, a Chat Completions call as a plain dict, without the general probing.
@@ -260,8 +266,10 @@ def parse_tool_call(obj: Any, *, lenient: bool = False, index: int | None = None
         )
     kind = _text(obj, "type")
     if kind == "function_call":
+        _check_id(obj, "call_id", index)
         return _checked("responses", _get(obj, "call_id"), _get(obj, "name"), _get(obj, "arguments"))
     if kind == "custom_tool_call":
+        _check_id(obj, "call_id", index)
         return _custom("custom", _get(obj, "call_id"), _get(obj, "name"))
     if kind == "function" or (kind is None and _get(obj, "function") is not None):
         function = _get(obj, "function")
@@ -269,12 +277,15 @@ def parse_tool_call(obj: Any, *, lenient: bool = False, index: int | None = None
             raise ToolCallFormatError(
                 f"a tool definition (as get_openai_tools gives), not a tool call: {_what(obj)}. {_HINT}"
             )
+        _check_id(obj, "id", index)
         return _checked("chat", _get(obj, "id"), _get(function, "name"), _get(function, "arguments"))
     if kind == "custom":
+        _check_id(obj, "id", index)
         return _custom("chat", _get(obj, "id"), _get(_get(obj, "custom"), "name"))
     if kind is not None and (kind in PASSED_OVER or lenient):
         return None
     if kind is None and _get(obj, "call_id") is not None:
+        _check_id(obj, "call_id", index)
         return _checked("responses", _get(obj, "call_id"), _get(obj, "name"), _get(obj, "arguments"))
     if kind is None and _get(obj, "role") is None and _has(obj, "name") and _has(obj, "arguments"):
         return _checked("function", None, _get(obj, "name"), _get(obj, "arguments"))
@@ -285,15 +296,26 @@ def parse_tool_call(obj: Any, *, lenient: bool = False, index: int | None = None
     raise ToolCallFormatError(f"{where}: {_what(obj)}. {hint}")
 
 
+def usable_id(call_id: Any) -> bool:
+    """Whether an answer can carry `call_id` back to its call: a non-empty string."""
+    return isinstance(call_id, str) and call_id != ""
+
+
+def _check_id(obj: Any, field: str, index: int | None) -> None:
+    """Refuse a call whose answer could not be matched to it: an answer without a usable id is a
+    message the API refuses, so the conversation's next request would fail."""
+    call_id = _get(obj, field)
+    if usable_id(call_id):
+        return
+    where = "the tool call" if index is None else f"tool call {index}"
+    raise ToolCallFormatError(
+        f"{where} has no usable {field} (got {_short(call_id)}): its answer could not be matched to "
+        f"it, so nothing was run: {_what(obj)}. Every call needs its {field} as the model's reply gave it"
+    )
+
+
 def _checked(shape: Shape, call_id: Any, name: Any, arguments: Any) -> ToolCall:
-    """A recognised call; unusable when its id cannot carry an answer or it names no function."""
-    if shape != "function" and (not isinstance(call_id, str) or not call_id):
-        field = "call_id" if shape == "responses" else "id"
-        problem = (
-            f"the tool call has no usable {field} (got {_short(call_id)}): it was not run, "
-            "since its answer could not be matched to it"
-        )
-        return ToolCall(shape, call_id, name if isinstance(name, str) else "", arguments, problem)
+    """A recognised call (its id already checked); unusable when it names no function."""
     if not isinstance(name, str) or not name:
         return ToolCall(
             shape, call_id, "", arguments, problem=f"the tool call has no function name (got {_short(name)})"
@@ -354,6 +376,7 @@ def client_search(obj: Any) -> tuple[Any, Any] | None:
     "client"); None for any other item (a search the API ran has its results already)."""
     if _text(obj, "type") != "tool_search_call" or _text(obj, "execution") != "client":
         return None
+    _check_id(obj, "call_id", None)
     return _get(obj, "call_id"), _get(obj, "arguments")
 
 

@@ -12,12 +12,18 @@ from ._portal import LoopThread
 
 if TYPE_CHECKING:
     from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
         ChatCompletionFunctionMessageParam,
         ChatCompletionFunctionToolParam,
         ChatCompletionMessage,
         ChatCompletionToolMessageParam,
     )
-    from openai.types.responses import FunctionToolParam, Response, ResponseCustomToolCallOutputParam
+    from openai.types.responses import (
+        FunctionToolParam,
+        Response,
+        ResponseCustomToolCallOutputParam,
+        ResponseInputItemParam,
+    )
     from openai.types.responses.response_input_item_param import FunctionCallOutput
     from openai.types.shared_params import FunctionDefinition
 
@@ -94,7 +100,11 @@ class BlockingCalls:
 
     @overload
     def dispatch(
-        self, tool_calls: Iterable[ChatCall] | ChatCall | None, *, call_timeout: float | None = ...
+        self,
+        tool_calls: Iterable[ChatCall] | ChatCall | None,
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
     ) -> list[ChatAnswer]: ...
     @overload
     def dispatch(
@@ -102,18 +112,23 @@ class BlockingCalls:
         tool_calls: Response | Iterable[ResponsesItem] | ResponsesFunctionCall | ResponsesCustomCall,
         *,
         call_timeout: float | None = ...,
+        text_calls: bool = ...,
     ) -> list[ResponsesAnswer]: ...
     @overload
     def dispatch(
-        self, tool_calls: LegacyCall, *, call_timeout: float | None = ...
+        self, tool_calls: LegacyCall, *, call_timeout: float | None = ..., text_calls: bool = ...
     ) -> list[ChatCompletionFunctionMessageParam]: ...
     @overload
     def dispatch(
-        self, tool_calls: ChatCompletionMessage, *, call_timeout: float | None = ...
+        self, tool_calls: ChatCompletionMessage, *, call_timeout: float | None = ..., text_calls: bool = ...
     ) -> list[ChatAnswer | ChatCompletionFunctionMessageParam]: ...
     @overload
     def dispatch(
-        self, tool_calls: Iterable[Mapping[str, Any]] | Mapping[str, Any], *, call_timeout: float | None = ...
+        self,
+        tool_calls: Iterable[Mapping[str, Any]] | Mapping[str, Any],
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
     ) -> list[Any]: ...
     @overload
     def dispatch(
@@ -121,8 +136,11 @@ class BlockingCalls:
         tool_calls: Iterable[ChatCall | ResponsesItem | LegacyCall | Mapping[str, Any]],
         *,
         call_timeout: float | None = ...,
+        text_calls: bool = ...,
     ) -> list[Answer]: ...
-    def dispatch(self, tool_calls: Any, *, call_timeout: float | None = UNSET) -> list[Any]:
+    def dispatch(
+        self, tool_calls: Any, *, call_timeout: float | None = UNSET, text_calls: bool = False
+    ) -> list[Any]:
         """Answer every tool call, concurrently; one answer per call, in call order.
 
         As `OpenAIPeerToolAdapter.dispatch`: nothing a model or a peer does makes this raise.
@@ -130,8 +148,20 @@ class BlockingCalls:
         """
         if isinstance(tool_calls, Iterator):
             tool_calls = list(tool_calls)  # a generator is read here, not in the loop thread
-        answers: list[Any] = self._loop.call(self._loop.value.dispatch, tool_calls, call_timeout=call_timeout)
+        answers: list[Any] = self._loop.call(
+            self._loop.value.dispatch, tool_calls, call_timeout=call_timeout, text_calls=text_calls
+        )
         return answers
+
+    def recover_text_calls(self, message: Any) -> ChatCompletionAssistantMessageParam | None:
+        """The assistant message with the calls written in its text as `tool_calls` (see
+        `OpenAIPeerToolAdapter.recover_text_calls`); None when it holds none."""
+        return self._loop.call(self._loop.value.recover_text_calls, message)
+
+    def recover_text_call_items(self, response: Any) -> list[ResponseInputItemParam] | None:
+        """A Responses reply's output with its written calls as `function_call` items (see
+        `OpenAIPeerToolAdapter.recover_text_call_items`); None when it holds none."""
+        return self._loop.call(self._loop.value.recover_text_call_items, response)
 
     @overload
     def execute_function_call(

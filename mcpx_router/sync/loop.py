@@ -17,6 +17,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.responses import Response, ResponseInputItemParam
 
 from .._loop_options import ChatCreateOptions, ResponsesCreateOptions
+from .._text_hook import function_calls
 from ..loop import LoopResult, _assistant_message, _check_turns, _input_item
 from ._calls import BlockingCalls
 
@@ -30,6 +31,7 @@ def run_chat(
     model: str,
     messages: Iterable[ChatCompletionMessageParam],
     max_turns: int = 10,
+    text_calls: bool = False,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
     """Run a Chat Completions conversation until the model answers without calling tools.
@@ -46,7 +48,7 @@ def run_chat(
     Args:
         client: Any `OpenAI` client (`base_url` may point at a compatible endpoint).
         router: A `sync.Router` or `sync.OpenAIPeerToolAdapter`.
-        model, messages, max_turns, create: As `mcpx_router.loop.run_chat`.
+        model, messages, max_turns, text_calls, create: As `mcpx_router.loop.run_chat`.
     """
     _check_turns(max_turns)
     history = list(messages)
@@ -63,7 +65,9 @@ def run_chat(
             raise ValueError(f"the model's response {response.id!r} holds no choices")
         message = response.choices[0].message
         history.append(_assistant_message(message))
-        calls = message.tool_calls or []
+        calls: list[Any] = list(message.tool_calls or [])
+        if not calls and text_calls and (written := router.recover_text_calls(history[-1])) is not None:
+            history[-1], calls = written, list(written.get("tool_calls") or [])
         if not calls:
             result.text, result.stopped = message.content, "answer"
             break
@@ -79,6 +83,7 @@ def run_responses(
     model: str,
     input: str | Iterable[ResponseInputItemParam],
     max_turns: int = 10,
+    text_calls: bool = False,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
     """Run a Responses API conversation until the model answers without calling tools.
@@ -100,6 +105,9 @@ def run_responses(
         result.turns += 1
         items.extend(_input_item(item) for item in response.output)
         answers = router.dispatch(response)
+        if not answers and text_calls and (written := router.recover_text_call_items(response)) is not None:
+            items[len(items) - len(response.output) :] = written
+            answers = router.dispatch(function_calls(written))
         if not answers:
             result.text, result.stopped = response.output_text, "answer"
             break

@@ -273,18 +273,40 @@ async def test_unknown_names_are_answered_with_close_names_and_a_bounded_message
 
 
 @pytest.mark.parametrize("call_id", [None, "", 7])
-async def test_a_call_without_a_usable_id_is_answered_and_not_run(
-    served: tuple[OpenAIPeerToolAdapter, RecordingPeer], call_id: Any
+@pytest.mark.parametrize("shape", ["chat", "responses", "custom", "chat-custom"])
+async def test_a_call_without_a_usable_id_refuses_the_batch_before_anything_runs(
+    served: tuple[OpenAIPeerToolAdapter, RecordingPeer], call_id: Any, shape: str
+) -> None:
+    """Its answer would carry no usable id, a message the API refuses: nothing runs, the whole
+    batch is refused, as for any other malformed input."""
+    adapter, peer = served
+    call: dict[str, Any] = {
+        "chat": {"id": call_id, "type": "function", "function": {"name": "p__echo", "arguments": args("x")}},
+        "responses": {"type": "function_call", "call_id": call_id, "name": "p__echo", "arguments": "{}"},
+        "custom": {"type": "custom_tool_call", "call_id": call_id, "name": "p__echo", "input": "x"},
+        "chat-custom": {"id": call_id, "type": "custom", "custom": {"name": "p__echo", "input": "x"}},
+    }[shape]
+    field = "id" if shape.startswith("chat") else "call_id"
+    with pytest.raises(ToolCallFormatError) as info:
+        await adapter.dispatch([chat_call("ok"), call])
+    assert str(info.value).startswith(f"tool call 1 has no usable {field} (got {call_id!r}): its answer ")
+    with pytest.raises(ToolCallFormatError, match=f"^the tool call has no usable {field} "):
+        await adapter.dispatch(call)
+    assert peer.calls == []
+
+
+async def test_a_call_without_its_id_field_is_refused_too(
+    served: tuple[OpenAIPeerToolAdapter, RecordingPeer],
 ) -> None:
     adapter, peer = served
-    call = {"id": call_id, "type": "function", "function": {"name": "p__echo", "arguments": args("x")}}
-    assert await adapter.dispatch([call, chat_call("ok")]) == [
-        {
-            "role": "tool",
-            "tool_call_id": call_id,
-            "content": f"Error: the tool call has no usable id (got {call_id!r}): it was not run, "
-            "since its answer could not be matched to it",
-        },
-        {"role": "tool", "tool_call_id": "ok", "content": echoed("hi")},
-    ]
+    for call in (
+        {"type": "function", "function": {"name": "p__echo", "arguments": args("x")}},
+        {"type": "function_call", "name": "p__echo", "arguments": args("x")},
+    ):
+        with pytest.raises(ToolCallFormatError, match=r"has no usable (call_)?id \(got None\)"):
+            await adapter.dispatch({"role": "assistant", "content": None, "tool_calls": [call]})
+    # A legacy function_call has no id by design: it is answered by name.
+    legacy = {"name": "p__echo", "arguments": args("hi")}
+    answered = await adapter.dispatch(legacy)
+    assert answered == [{"role": "function", "name": "p__echo", "content": echoed("hi")}]
     assert peer.calls == [("echo", {"text": "hi"})]

@@ -58,7 +58,8 @@ class Expect:
     """What must become of one generated item."""
 
     outcome: str
-    """"run", "error" (answered with an error, not run), "skip" (no answer) or "refuse"."""
+    """"run", "error" (answered with an error, not run), "skip" (no answer), "refuse" (no call),
+    or "refuse-id" (a call without a usable id: the batch is refused too)."""
     call_id: Any = None
     """The id the answer must carry (as given, junk included)."""
     text: str = ""
@@ -154,6 +155,8 @@ def error_calls(draw: st.DrawFn) -> tuple[Any, Expect]:
         item = ResponseFunctionToolCall.model_construct(**fields) if sdk else fields
     else:
         item = {"name": name, "arguments": arguments}
+    if flaw == "id":  # its answer could not be matched to it: the whole batch is refused
+        return item, Expect("refuse-id", call_id=call_id, shape=shape)
     return item, Expect("error", call_id=None if shape == "legacy" else call_id, shape=shape)
 
 
@@ -223,11 +226,16 @@ async def test_each_recognised_call_is_answered_once_in_order_or_the_batch_is_re
     adapter, peer = served
     before = len(peer.calls)
     values = [item for item, _ in batch]
-    refused = [i for i, (_, expect) in enumerate(batch) if expect.outcome == "refuse"]
+    refused = [i for i, (_, expect) in enumerate(batch) if expect.outcome.startswith("refuse")]
     if refused:
         with pytest.raises(ToolCallFormatError) as info:
             await adapter.dispatch(container(kind, values))
-        assert f"item {refused[0]} is not a tool call: {type(values[refused[0]]).__name__}" in str(info.value)
+        first, expect = refused[0], batch[refused[0]][1]
+        if expect.outcome == "refuse":
+            assert f"item {first} is not a tool call: {type(values[first]).__name__}" in str(info.value)
+        else:
+            field = "id" if expect.shape == "chat" else "call_id"
+            assert f"tool call {first} has no usable {field} (got " in str(info.value)
         assert len(peer.calls) == before
         return
     answers = await adapter.dispatch(container(kind, values))
@@ -255,8 +263,14 @@ async def test_each_recognised_call_is_answered_once_in_order_or_the_batch_is_re
 async def test_one_call_on_its_own_is_answered_as_a_list_of_one(
     served: tuple[OpenAIPeerToolAdapter, RecordingPeer], item: tuple[Any, Expect]
 ) -> None:
-    adapter, _ = served
+    adapter, peer = served
     value, expect = item
+    if expect.outcome == "refuse-id":
+        before = len(peer.calls)
+        with pytest.raises(ToolCallFormatError, match="has no usable"):
+            await adapter.dispatch(value)
+        assert len(peer.calls) == before
+        return
     answers = await adapter.dispatch(value)
     assert len(answers) == (0 if expect.outcome == "skip" else 1)
     if expect.outcome != "skip" and expect.shape != "legacy":
@@ -293,7 +307,8 @@ async def test_arbitrary_values_are_answered_or_refused_and_never_run(
         # The message names what it got: the value's type, or the offending part and its type.
         message = str(exc)
         part = r"(item \d+ is not a tool call|tool_calls is not a list|has no output list): \w+ "
-        assert type(value).__name__ in message or re.search(part, message)
+        unmatched = r"has no usable (call_)?id \(got "
+        assert type(value).__name__ in message or re.search(part, message) or re.search(unmatched, message)
     else:
         assert isinstance(answers, list)
         for answer in answers:
