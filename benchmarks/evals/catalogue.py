@@ -245,8 +245,11 @@ def small_catalogue(intended: str, request_id: str, size: int = 10) -> Catalogue
     chosen |= {(peer, t.name) for t in rng.sample(siblings, min(4, len(siblings), size - 1))}
     others = [(p, t.name) for p, tools in real.items() if p != peer for t in tools]
     chosen |= set(rng.sample(others, size - len(chosen)))
-    return {p: [t for t in tools if (p, t.name) in chosen] for p, tools in real.items() if any(
-        (p, t.name) in chosen for t in tools)}
+    return {
+        p: [t for t in tools if (p, t.name) in chosen]
+        for p, tools in real.items()
+        if any((p, t.name) in chosen for t in tools)
+    }
 
 
 def large_catalogue(size: int, *, seed: int = 7) -> Catalogue:

@@ -19,6 +19,7 @@ import os
 import platform
 import sys
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,9 @@ def _configs(text: str) -> tuple[str, ...]:
     names = tuple(part.strip() for part in text.split(",") if part.strip())
     unknown = [name for name in names if name not in CONFIGS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown configuration(s) {unknown}; choose from {', '.join(CONFIGS)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown configuration(s) {unknown}; choose from {', '.join(CONFIGS)}"
+        )
     return names
 
 
@@ -64,8 +67,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: $OPENAI_BASE_URL or OpenAI)")
     p.add_argument("--model", default=os.environ.get("OPENAI_MODEL", "gpt-4o-mini"))
     p.add_argument("--api-key", help="default: $OPENAI_API_KEY ('none' for a local endpoint)")
-    p.add_argument("--sizes", type=_ints, default=(10, 100, 1000, 5000), help="catalogue sizes (default 10,100,1000,5000)")
-    p.add_argument("--configs", type=_configs, default=CONFIGS, help=f"of {', '.join(CONFIGS)} (default: all)")
+    p.add_argument(
+        "--sizes",
+        type=_ints,
+        default=(10, 100, 1000, 5000),
+        help="catalogue sizes (default 10,100,1000,5000)",
+    )
+    p.add_argument(
+        "--configs", type=_configs, default=CONFIGS, help=f"of {', '.join(CONFIGS)} (default: all)"
+    )
     p.add_argument("--limit", type=int, help="at most N requests per (config, size), spread over the set")
     p.add_argument("--limits", type=_limits, default={}, help="per cell: budget:10=107,*:1000=30 ...")
     p.add_argument("--max-tools", type=int, default=128, help="the budget: most tools per request (128)")
@@ -146,6 +156,6 @@ def _recall(sizes: tuple[int, ...], seed: int) -> int:
     print("| tools | " + " | ".join(f"recall@{k}" for k in ks) + " |")
     print("| ---: | " + " | ".join("---:" for _ in ks) + " |")
     for size in sizes:
-        scores = anyio.run(lambda: recall_at_k_async(size, ks, seed=seed))
+        scores = anyio.run(partial(recall_at_k_async, size, ks, seed=seed))
         print(f"| {size:,} | " + " | ".join(f"{scores[k]:.2f}" for k in ks) + " |")
     return 0

@@ -297,7 +297,11 @@ async def _open(adapter: OpenAIPeerToolAdapter, catalogue: Catalogue, stack: Asy
 
 
 async def run_one(
-    client: AsyncOpenAI, adapter: OpenAIPeerToolAdapter, config: str, size: int, request: Request,
+    client: AsyncOpenAI,
+    adapter: OpenAIPeerToolAdapter,
+    config: str,
+    size: int,
+    request: Request,
     settings: Settings,
 ) -> Outcome:
     metered = Metered(client, max_tokens=settings.max_tokens, temperature=settings.temperature)
@@ -314,16 +318,32 @@ async def run_one(
     result: LoopResult | None = None
     try:
         if config == "search-responses":
-            items: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": request.text}]
+            items: list[Any] = [
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": request.text},
+            ]
             result = await run_responses(
-                api, adapter, model=settings.model, input=items, max_turns=settings.max_turns,
-                tool_search=search, **extra,
+                api,
+                adapter,
+                model=settings.model,
+                input=items,
+                max_turns=settings.max_turns,
+                tool_search=search,
+                **extra,
             )
         else:
-            messages: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": request.text}]
+            messages: list[Any] = [
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": request.text},
+            ]
             result = await run_chat(
-                api, adapter, model=settings.model, messages=messages, max_turns=settings.max_turns,
-                tool_search=search, **extra,
+                api,
+                adapter,
+                model=settings.model,
+                messages=messages,
+                max_turns=settings.max_turns,
+                tool_search=search,
+                **extra,
             )
     except Exception as exc:  # an endpoint's failure is recorded, and the run goes on
         error = f"{type(exc).__name__}: {exc}"[:500]
@@ -360,7 +380,9 @@ def chosen(requests: Sequence[Request], count: int | None) -> list[Request]:
 
 
 async def run(
-    client: AsyncOpenAI, settings: Settings, requests: Sequence[Request] | None = None,
+    client: AsyncOpenAI,
+    settings: Settings,
+    requests: Sequence[Request] | None = None,
     progress: Any = None,
 ) -> list[Outcome]:
     """Every (config, size) of `settings` over the requests; the outcomes in run order."""
@@ -447,4 +469,3 @@ def table(rows: Sequence[Row]) -> str:
             f"| {r.answered:.0f} | {r.turns:.2f} | {tokens} | {r.seconds_per_turn:.2f} |"
         )
     return "\n".join(lines)
-
