@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped, unused-ignore]
 import mcp
 from openai import AsyncOpenAI
 
