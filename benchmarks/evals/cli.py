@@ -89,6 +89,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="write the outcomes and settings as JSON")
     p.add_argument("--recall", action="store_true", help="no model: recall@k of the budget's BM25 ranking")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--table", nargs="+", type=Path, metavar="RESULTS", help="print one table of --out files")
     return p
 
 
@@ -96,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.recall:
         return _recall(args.sizes, args.seed)
+    if args.table:
+        return _table(args.table)
     if args.text_calls and "text_calls" not in inspect.signature(run_chat).parameters:
         print("--text-calls needs a mcpx_router whose run_chat takes text_calls", file=sys.stderr)
         return 2
@@ -115,8 +118,30 @@ def main(argv: list[str] | None = None) -> int:
         seed=args.seed,
     )
     api_key = args.api_key or os.environ.get("OPENAI_API_KEY") or "none"
+    started = datetime.datetime.now(datetime.UTC)
+    commit = revision()
+    done: list[Outcome] = []
+
+    def save(complete: bool) -> None:
+        if not args.out:
+            return
+        document: dict[str, Any] = {
+            "date": started.isoformat(timespec="seconds"),
+            "commit": commit,
+            "complete": complete,
+            "python": platform.python_version(),
+            "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+            "settings": {k: v for k, v in asdict(settings).items() if k != "limit"}
+            | {"limit": {f"{c}:{s}": n for (c, s), n in settings.limit.items()}},
+            "summary": [asdict(row) for row in summarise(done)],
+            "outcomes": [asdict(outcome) for outcome in done],
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
 
     def show(outcome: Outcome) -> None:
+        done.append(outcome)
+        save(complete=False)  # a run cut short keeps what it measured
         if not args.quiet:
             mark = "valid" if outcome.valid else ("right" if outcome.right else "wrong")
             print(
@@ -130,28 +155,25 @@ def main(argv: list[str] | None = None) -> int:
         async with AsyncOpenAI(base_url=args.base_url, api_key=api_key, max_retries=1, timeout=600) as client:
             return await run(client, settings, progress=show)
 
-    started = datetime.datetime.now(datetime.UTC)
     outcomes = anyio.run(go)
-    rows = summarise(outcomes)
-    print(table(rows))
-    if args.out:
-        document: dict[str, Any] = {
-            "date": started.isoformat(timespec="seconds"),
-            "commit": revision(),
-            "python": platform.python_version(),
-            "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
-            "settings": {k: v for k, v in asdict(settings).items() if k != "limit"}
-            | {"limit": {f"{c}:{s}": n for (c, s), n in settings.limit.items()}},
-            "summary": [asdict(row) for row in rows],
-            "outcomes": [asdict(outcome) for outcome in outcomes],
-        }
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    done[:] = outcomes
+    save(complete=True)
+    print(table(summarise(outcomes)))
+    return 0
+
+
+def _table(paths: list[Path]) -> int:
+    """One table of the outcomes in files written by --out (in the order given)."""
+    outcomes: list[Outcome] = []
+    for path in paths:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        outcomes += [Outcome(**outcome) for outcome in document["outcomes"]]
+    print(table(summarise(outcomes)))
     return 0
 
 
 def _recall(sizes: tuple[int, ...], seed: int) -> int:
-    ks = (1, 3, 5, 10, 20, 128)
+    ks = (1, 3, 5, 8, 10, 20, 128)
     print(f"{len(load_requests())} labelled requests; BM25 ranking (the budget's)")
     print("| tools | " + " | ".join(f"recall@{k}" for k in ks) + " |")
     print("| ---: | " + " | ".join("---:" for _ in ks) + " |")
