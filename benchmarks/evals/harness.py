@@ -140,6 +140,20 @@ class Scored:
     problem: str | None
 
 
+def _serves(adapter: OpenAIPeerToolAdapter, request: Request, name: str) -> bool:
+    """Whether the public name `name` (a tool or a group) serves the request's intended tool."""
+    peer, tool = request.tool.split("__", 1)
+    members = {info.name: info.members for info in adapter.groups()}
+    if name in members:
+        keys = list(members[name])
+    else:
+        try:
+            keys = [adapter.resolve(name)]
+        except Exception:
+            return False
+    return any(origin(key.peer) == peer and key.tool == tool for key in keys)
+
+
 def score(
     adapter: OpenAIPeerToolAdapter, request: Request, calls: Sequence[Call], search_names: set[str]
 ) -> Scored:
@@ -193,6 +207,8 @@ class Turn:
     counted: bool
     """True: the endpoint's `usage`; False: estimated by the harness (JSON characters / 4)."""
     tools_sent: int
+    names: list[str] = field(default_factory=list)
+    """The functions sent (Chat `function.name`, Responses `name`; a `tool_search` tool as such)."""
 
 
 class _Namespace:
@@ -235,11 +251,12 @@ class Metered:
     def _record(self, started: float, params: dict[str, Any], key: str, tokens: int | None) -> None:
         seconds = time.perf_counter() - started
         tools = params.get("tools") or []
+        names = [str((t.get("function") or t).get("name") or t.get("type")) for t in tools]
         if isinstance(tokens, int) and tokens > 0:
-            self.turns.append(Turn(seconds, tokens, True, len(tools)))
+            self.turns.append(Turn(seconds, tokens, True, len(tools), names))
         else:
             sent = json.dumps({"x": params.get(key), "tools": tools}, default=str)
-            self.turns.append(Turn(seconds, len(sent) // 4, False, len(tools)))
+            self.turns.append(Turn(seconds, len(sent) // 4, False, len(tools), names))
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -281,6 +298,10 @@ class Outcome:
     seconds: float
     tools_sent: list[int]
     error: str | None = None
+    offered: bool | None = None
+    """Whether the intended tool (a copy, or a group holding it) was among the first request's tools."""
+    answer: str | None = None
+    """The model's final answer (its first 300 characters)."""
 
 
 def _adapter(config: str, settings: Settings) -> OpenAIPeerToolAdapter:
@@ -368,6 +389,8 @@ async def run_one(
         seconds=seconds,
         tools_sent=[t.tools_sent for t in turns],
         error=error,
+        offered=any(_serves(adapter, request, name) for name in turns[0].names) if turns else None,
+        answer=None if result is None or result.text is None else result.text[:300],
     )
 
 
@@ -428,6 +451,8 @@ class Row:
     seconds_per_turn: float
     tokens_counted: bool
     errors: int
+    offered: float | None = None
+    """% of requests whose intended tool was in the first request (None: not recorded)."""
 
 
 def summarise(outcomes: Sequence[Outcome]) -> list[Row]:
@@ -450,6 +475,11 @@ def summarise(outcomes: Sequence[Outcome]) -> list[Row]:
                 seconds_per_turn=sum(o.seconds for o in group) / turns if turns else 0.0,
                 tokens_counted=all(o.tokens_counted for o in group),
                 errors=sum(o.error is not None for o in group),
+                offered=(
+                    100 * sum(bool(o.offered) for o in group) / n
+                    if all(o.offered is not None for o in group)
+                    else None
+                ),
             )
         )
     return rows
@@ -457,15 +487,16 @@ def summarise(outcomes: Sequence[Outcome]) -> list[Row]:
 
 def table(rows: Sequence[Row]) -> str:
     head = (
-        "| config | tools | requests | right tool % | valid args % | answered % | turns "
-        "| prompt tokens | s / turn |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| config | tools | requests | offered % | right tool % | valid args % | answered % | turns "
+        "| prompt tokens | s / turn |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     )
     lines = [head]
     for r in rows:
         tokens = f"{r.prompt_tokens:,.0f}" + ("" if r.tokens_counted else " (est.)")
         errors = f" ({r.errors} failed)" if r.errors else ""
+        offered = "—" if r.offered is None else f"{r.offered:.0f}"
         lines.append(
-            f"| {r.config} | {r.size:,} | {r.requests}{errors} | {r.right:.0f} | {r.valid:.0f} "
+            f"| {r.config} | {r.size:,} | {r.requests}{errors} | {offered} | {r.right:.0f} | {r.valid:.0f} "
             f"| {r.answered:.0f} | {r.turns:.2f} | {tokens} | {r.seconds_per_turn:.2f} |"
         )
     return "\n".join(lines)

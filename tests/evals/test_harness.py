@@ -154,6 +154,7 @@ async def test_scoring_right_wrong_and_invalid_arguments() -> None:
     outcomes, replay = await _run(settings, requests, chat_brain(plan))
     right, wrong, bad, unknown = outcomes
     assert (right.right, right.valid, right.answered, right.turns) == (True, True, True, 2)
+    assert right.offered is True and right.answer == "It is done."
     assert (wrong.right, wrong.valid, wrong.problem) == (False, False, "wrong tool: time__convert_time")
     assert (bad.right, bad.valid) == (True, False)
     assert "does not match" in (bad.problem or "")
