@@ -1,5 +1,7 @@
 """The one entry point: `python -m benchmarks [--quick] [--compare] [--backend trio] [NAME ...]`.
 
+`python -m benchmarks evals ...` runs the tool-selection evaluation (benchmarks/evals, docs/evals.md).
+
 Every figure is a ratio against a baseline measured in the same run, interleaved with it, so
 a noisy machine moves both sides alike. The summary at the end is a Markdown table, ready for
 docs/benchmarks.md. The exit status is 0 even when a target is missed: these are measurements,
@@ -52,6 +54,11 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["evals"]:  # the tool-selection evaluation has options of its own
+        from .evals.cli import main as evals
+
+        return evals(given[1:])
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks", description="Benchmarks of mcpx_router against the plain mcp client."
     )

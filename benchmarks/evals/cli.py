@@ -1,0 +1,183 @@
+"""The command line of the evaluation.
+
+    python -m benchmarks evals --base-url http://127.0.0.1:8080/v1 --model local \\
+        --sizes 10,100 --configs budget,search --limit 30 --out results.json
+    python -m benchmarks evals --recall --sizes 10,100,1000,5000     # no model: BM25 recall@k
+
+Without `--base-url`, the `openai` SDK's own settings apply (`OPENAI_BASE_URL`, `OPENAI_API_KEY`).
+Per (config, size) it prints right tool %, valid arguments %, answered %, turns, prompt tokens and
+seconds per turn; `--out` writes every conversation's outcome and the settings as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import inspect
+import json
+import os
+import platform
+import sys
+from dataclasses import asdict
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+from openai import AsyncOpenAI
+
+from mcpx_router.loop import run_chat
+
+from .._common import revision
+from .harness import CONFIGS, Outcome, Settings, load_requests, run, summarise, table
+from .recall import recall_at_k_async
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers such as 10,100, not {text!r}") from None
+
+
+def _configs(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [name for name in names if name not in CONFIGS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown configuration(s) {unknown}; choose from {', '.join(CONFIGS)}"
+        )
+    return names
+
+
+def _limits(text: str) -> dict[tuple[str, int], int]:
+    """`CONFIG:SIZE=N,...` (either side may be `*`)."""
+    out: dict[tuple[str, int], int] = {}
+    for part in text.split(","):
+        where, _, count = part.partition("=")
+        config, _, size = where.partition(":")
+        for c in CONFIGS if config in ("*", "") else (config,):
+            for s in (10, 100, 1000, 5000) if size in ("*", "") else (int(size),):
+                out[(c, s)] = int(count)
+    return out
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m benchmarks evals", description=__doc__.split("\n")[0])
+    p.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: $OPENAI_BASE_URL or OpenAI)")
+    p.add_argument("--model", default=os.environ.get("OPENAI_MODEL", "gpt-4o-mini"))
+    p.add_argument("--api-key", help="default: $OPENAI_API_KEY ('none' for a local endpoint)")
+    p.add_argument(
+        "--sizes",
+        type=_ints,
+        default=(10, 100, 1000, 5000),
+        help="catalogue sizes (default 10,100,1000,5000)",
+    )
+    p.add_argument(
+        "--configs", type=_configs, default=CONFIGS, help=f"of {', '.join(CONFIGS)} (default: all)"
+    )
+    p.add_argument("--limit", type=int, help="at most N requests per (config, size), spread over the set")
+    p.add_argument("--limits", type=_limits, default={}, help="per cell: budget:10=107,*:1000=30 ...")
+    p.add_argument("--max-tools", type=int, default=128, help="the budget: most tools per request (128)")
+    p.add_argument("--max-turns", type=int, default=4)
+    p.add_argument("--max-tokens", type=int, default=256, help="sent with every request (256)")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--per-search", type=int, default=5, help="tools one search returns (5)")
+    p.add_argument("--native-search", action="store_true", help="Responses: the API's own tool_search tool")
+    p.add_argument("--text-calls", action="store_true", help="recover tool calls the model writes as text")
+    p.add_argument("--seed", type=int, default=7, help="of the decoys (7)")
+    p.add_argument("--out", type=Path, help="write the outcomes and settings as JSON")
+    p.add_argument("--recall", action="store_true", help="no model: recall@k of the budget's BM25 ranking")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--table", nargs="+", type=Path, metavar="RESULTS", help="print one table of --out files")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.recall:
+        return _recall(args.sizes, args.seed)
+    if args.table:
+        return _table(args.table)
+    if args.text_calls and "text_calls" not in inspect.signature(run_chat).parameters:
+        print("--text-calls needs a mcpx_router whose run_chat takes text_calls", file=sys.stderr)
+        return 2
+    settings = Settings(
+        model=args.model,
+        sizes=args.sizes,
+        configs=args.configs,
+        max_tools=args.max_tools,
+        max_turns=args.max_turns,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        per_search=args.per_search,
+        native_search=args.native_search,
+        text_calls=args.text_calls,
+        limit=args.limits,
+        default_limit=args.limit,
+        seed=args.seed,
+    )
+    api_key = args.api_key or os.environ.get("OPENAI_API_KEY") or "none"
+    started = datetime.datetime.now(datetime.UTC)
+    commit = revision()
+    done: list[Outcome] = []
+
+    def save(complete: bool) -> None:
+        if not args.out:
+            return
+        document: dict[str, Any] = {
+            "date": started.isoformat(timespec="seconds"),
+            "commit": commit,
+            "complete": complete,
+            "python": platform.python_version(),
+            "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+            "settings": {k: v for k, v in asdict(settings).items() if k != "limit"}
+            | {"limit": {f"{c}:{s}": n for (c, s), n in settings.limit.items()}},
+            "summary": [asdict(row) for row in summarise(done)],
+            "outcomes": [asdict(outcome) for outcome in done],
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+
+    def show(outcome: Outcome) -> None:
+        done.append(outcome)
+        save(complete=False)  # a run cut short keeps what it measured
+        if not args.quiet:
+            mark = "valid" if outcome.valid else ("right" if outcome.right else "wrong")
+            print(
+                f"{outcome.config:>16} {outcome.size:>5} {outcome.request:<14} {mark:<5} "
+                f"{outcome.first_call or '-':<40} turns={outcome.turns} {outcome.seconds:.1f}s"
+                + (f" ERROR {outcome.error}" if outcome.error else ""),
+                flush=True,
+            )
+
+    async def go() -> list[Outcome]:
+        async with AsyncOpenAI(base_url=args.base_url, api_key=api_key, max_retries=1, timeout=600) as client:
+            return await run(client, settings, progress=show)
+
+    outcomes = anyio.run(go)
+    done[:] = outcomes
+    save(complete=True)
+    print(table(summarise(outcomes)))
+    return 0
+
+
+def _table(paths: list[Path]) -> int:
+    """One table of the outcomes in files written by --out (in the order given)."""
+    outcomes: list[Outcome] = []
+    for path in paths:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        outcomes += [Outcome(**outcome) for outcome in document["outcomes"]]
+    print(table(summarise(outcomes)))
+    return 0
+
+
+def _recall(sizes: tuple[int, ...], seed: int) -> int:
+    ks = (1, 3, 5, 8, 10, 20, 128)
+    print(f"{len(load_requests())} labelled requests; BM25 ranking (the budget's)")
+    print("| tools | " + " | ".join(f"recall@{k}" for k in ks) + " |")
+    print("| ---: | " + " | ".join("---:" for _ in ks) + " |")
+    for size in sizes:
+        scores = anyio.run(partial(recall_at_k_async, size, ks, seed=seed))
+        print(f"| {size:,} | " + " | ".join(f"{scores[k]:.2f}" for k in ks) + " |")
+    return 0

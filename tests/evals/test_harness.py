@@ -1,0 +1,268 @@
+"""The evaluation harness against a scripted endpoint: its scoring, what each configuration sends,
+and its token counts. These test the harness, never a model's quality."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from openai import AsyncOpenAI
+
+from benchmarks.evals import cli
+from benchmarks.evals.catalogue import catalogue_size, large_catalogue, small_catalogue
+from benchmarks.evals.harness import (
+    Outcome,
+    Request,
+    Settings,
+    argument_problem,
+    load_requests,
+    run,
+    summarise,
+    value_matches,
+)
+from benchmarks.evals.recall import recall_at_k_async
+
+from ..support._openai_replay import (
+    CHAT,
+    RESPONSES,
+    chat_completion,
+    function_call,
+    output_message,
+    replay_openai,
+    response,
+    tool_call,
+)
+
+pytestmark = pytest.mark.anyio
+
+TIME = Request("t", "What time is it in Tokyo?", "time__get_current_time", {"timezone": "Asia/Tokyo"})
+LOG = Request("g", "Show the last 3 commits of /srv/app.", "git__git_log", {"repo_path": "/srv/app"})
+
+
+def chat_brain(plan: dict[str, tuple[str, str]], *, usage: bool = True) -> Any:
+    """A scripted Chat model: for a user request, the planned (name, arguments) call; after a tool's
+    answer, a final answer. `find_tools` is called first when it is offered and the planned tool is not."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        offered = [tool["function"]["name"] for tool in body.get("tools", [])]
+        user = next(m["content"] for m in messages if m["role"] == "user")
+        name, arguments = plan[user]
+        last = messages[-1]
+        searched = any(m.get("role") == "tool" and "Found" in str(m.get("content")) for m in messages)
+        if last["role"] == "tool" and not (searched and name not in _called(messages)):
+            out = chat_completion({"content": "It is done."})
+        elif offered and offered[0] == "find_tools" and name not in offered and not searched:
+            query = json.dumps({"query": user})
+            out = chat_completion({"content": None, "tool_calls": [tool_call("s1", "find_tools", query)]})
+        else:
+            out = chat_completion({"content": None, "tool_calls": [tool_call("c1", name, arguments)]})
+        if not usage:
+            del out["usage"]
+        return out
+
+    return reply
+
+
+def _called(messages: list[dict[str, Any]]) -> set[str]:
+    return {c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+
+
+def responses_brain(plan: dict[str, tuple[str, str]]) -> Any:
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        items = body["input"]
+        user = next(i["content"] for i in items if i.get("role") == "user")
+        name, arguments = plan[user]
+        offered = [tool.get("name") for tool in body.get("tools", [])]
+        outputs = [i for i in items if i.get("type") == "function_call_output"]
+        calls = [i["name"] for i in items if i.get("type") == "function_call"]
+        if name in calls:
+            return response([output_message("It is done.")])
+        if offered and offered[0] == "find_tools" and name not in offered and not outputs:
+            return response([function_call("s1", "find_tools", json.dumps({"query": user}))])
+        return response([function_call("c1", name, arguments)])
+
+    return reply
+
+
+async def _run(
+    settings: Settings, requests: list[Request], brain: Any, *, turns: int = 8
+) -> tuple[list[Outcome], Any]:
+    with replay_openai(
+        [brain] * (turns * len(requests) * len(settings.configs) * len(settings.sizes))
+    ) as replay:
+        async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+            with anyio.fail_after(30):
+                outcomes = await run(client, settings, requests)
+    return outcomes, replay
+
+
+def test_requests_cover_every_real_tool() -> None:
+    requests = load_requests()
+    assert len(requests) >= 100
+    assert len({r.id for r in requests}) == len(requests)
+    catalogue = large_catalogue(100)
+    real = {
+        f"{peer}__{t.name}"
+        for peer in ("time", "fetch", "git", "everything", "fs", "memory")
+        for t in catalogue[peer]
+    }
+    assert {r.tool for r in requests} == real
+
+
+def test_catalogue_sizes() -> None:
+    for size in (100, 1000, 5000):
+        assert catalogue_size(large_catalogue(size)) == size
+    small = small_catalogue("git__git_log", "x")
+    assert catalogue_size(small) == 10 and "git_log" in {t.name for t in small["git"]}
+    assert large_catalogue(1000) == large_catalogue(1000)  # deterministic
+
+
+def test_argument_checks() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "p": {"type": "string"}},
+        "required": ["p"],
+    }
+    assert argument_problem(schema, {"p": "/srv/app"}, '{"p": " /SRV/app "}') is None
+    assert argument_problem(schema, {"p": "/srv/app"}, '{"p": "/srv"}') is not None
+    assert argument_problem(schema, {}, '{"n": 1}') == "schema: 'p' is a required property"
+    assert argument_problem(schema, {}, "{not json") is not None
+    assert argument_problem(schema, {}, "[1]") is not None
+    assert value_matches({"has_all": ["a.txt", "b.txt"]}, ["/d/a.txt", "/d/b.txt"])
+    assert not value_matches({"has_all": ["a.txt", "b.txt"]}, ["/d/a.txt"])
+    assert value_matches({"any": [3, 4]}, 4) and not value_matches(3, True)
+
+
+async def test_scoring_right_wrong_and_invalid_arguments() -> None:
+    requests = [
+        TIME,
+        Request("w", "Wrong tool please", "time__get_current_time", {"timezone": "Asia/Tokyo"}),
+        Request("b", "Bad arguments please", "time__get_current_time", {"timezone": "Asia/Tokyo"}),
+        Request("u", "Unknown tool please", "time__get_current_time", {"timezone": "Asia/Tokyo"}),
+    ]
+    plan = {
+        TIME.text: ("time__get_current_time", '{"timezone": "Asia/Tokyo"}'),
+        "Wrong tool please": ("time__convert_time", '{"timezone": "Asia/Tokyo"}'),
+        "Bad arguments please": ("time__get_current_time", '{"timezone": "Europe/Paris"}'),
+        "Unknown tool please": ("no_such_tool", "{}"),
+    }
+    settings = Settings(model="m", sizes=(10,), configs=("budget",))
+    outcomes, replay = await _run(settings, requests, chat_brain(plan))
+    right, wrong, bad, unknown = outcomes
+    assert (right.right, right.valid, right.answered, right.turns) == (True, True, True, 2)
+    assert right.offered is True and right.answer == "It is done."
+    assert (wrong.right, wrong.valid, wrong.problem) == (False, False, "wrong tool: time__convert_time")
+    assert (bad.right, bad.valid) == (True, False)
+    assert "does not match" in (bad.problem or "")
+    assert (unknown.right, unknown.problem) == (False, "no such tool: no_such_tool")
+    # 10 tools each time, max_tokens and temperature always sent
+    for body in replay.bodies(CHAT):
+        assert len(body["tools"]) == 10 and body["max_tokens"] == 256 and body["temperature"] == 0
+    [row] = summarise(outcomes)
+    assert (row.right, row.valid, row.requests) == (50, 25, 4)
+
+
+async def test_budget_groups_and_search_send_what_they_should() -> None:
+    plan = {
+        TIME.text: ("time__get_current_time", '{"timezone": "Asia/Tokyo"}'),
+        LOG.text: ("git__git_log", '{"repo_path": "/srv/app", "max_count": 3}'),
+    }
+    settings = Settings(model="m", sizes=(100,), configs=("budget", "search"), max_tools=20)
+    outcomes, replay = await _run(settings, [TIME, LOG], chat_brain(plan))
+    assert [(o.config, o.right, o.valid) for o in outcomes] == [
+        ("budget", True, True),
+        ("budget", True, True),
+        ("search", True, True),
+        ("search", True, True),
+    ]
+    bodies = replay.bodies(CHAT)
+    budget, search = bodies[:4], bodies[4:]
+    assert all(len(b["tools"]) == 20 for b in budget)
+    assert all(b["tools"][0]["function"]["name"] != "find_tools" for b in budget)
+    assert all(b["tools"][0]["function"]["name"] == "find_tools" and len(b["tools"]) <= 20 for b in search)
+    # the search's first call is not scored: the tool found and called after it is
+    assert outcomes[2].calls[0]["name"] == "find_tools" or outcomes[2].turns == 2
+
+    # groups: the copies of get_current_time on time and time_eu are one function
+    group_plan = {TIME.text: ("get_current_time", '{"timezone": "Asia/Tokyo", "peer": "time_eu"}')}
+    grouped = Settings(model="m", sizes=(100,), configs=("groups",), max_tools=20)
+    [outcome], replay = await _run(grouped, [TIME], chat_brain(group_plan))
+    names = [t["function"]["name"] for t in replay.bodies(CHAT)[0]["tools"]]
+    assert "get_current_time" in names and not {"time__get_current_time", "time_eu__get_current_time"} & set(
+        names
+    )
+    assert (outcome.right, outcome.valid, outcome.answered) == (True, True, True)
+
+
+async def test_search_on_the_responses_api() -> None:
+    plan = {LOG.text: ("git__git_log", '{"repo_path": "/srv/app"}')}
+    settings = Settings(model="m", sizes=(100,), configs=("search-responses",), max_tools=16)
+    [outcome], replay = await _run(settings, [LOG], responses_brain(plan))
+    bodies = replay.bodies(RESPONSES)
+    assert all(b["tools"][0]["name"] == "find_tools" and len(b["tools"]) <= 16 for b in bodies)
+    assert all(b["max_output_tokens"] == 256 for b in bodies)
+    assert (outcome.right, outcome.valid, outcome.answered) == (True, True, True)
+
+    native = Settings(
+        model="m", sizes=(100,), configs=("search-responses",), max_tools=16, native_search=True
+    )
+    with replay_openai([response([output_message("No.")])]) as replay:
+        async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+            [outcome] = await run(client, native, [LOG])
+    assert replay.bodies(RESPONSES)[0]["tools"][0]["type"] == "tool_search"
+    assert (outcome.right, outcome.answered, outcome.problem) == (False, True, "no tool call")
+
+
+async def test_token_counts_from_usage_or_estimated() -> None:
+    plan = {TIME.text: ("time__get_current_time", '{"timezone": "Asia/Tokyo"}')}
+    settings = Settings(model="m", sizes=(10,), configs=("budget",))
+    [counted], _ = await _run(settings, [TIME], chat_brain(plan))
+    assert (counted.prompt_tokens, counted.tokens_counted) == (2, True)  # usage says 1 per request
+    [estimated], replay = await _run(settings, [TIME], chat_brain(plan, usage=False))
+    assert not estimated.tokens_counted
+    first = replay.bodies(CHAT)[0]
+    assert estimated.prompt_tokens > len(json.dumps(first["tools"])) // 4
+
+
+async def test_recall_helper() -> None:
+    scores = await recall_at_k_async(100, (1, 10, 100))
+    assert 0 < scores[1] <= scores[10] <= scores[100] == 1.0
+
+
+def test_command_line_writes_results(tmp_path: Path) -> None:
+    def brain(body: dict[str, Any]) -> dict[str, Any]:
+        if body["messages"][-1]["role"] == "tool":
+            return chat_completion({"content": "Done."})
+        return chat_completion(
+            {"content": None, "tool_calls": [tool_call("c", "time__get_current_time", "{}")]}
+        )
+
+    out = tmp_path / "r.json"
+    with replay_openai([brain] * 10) as replay:
+        code = cli.main(
+            [
+                "--base-url",
+                replay.base_url,
+                "--model",
+                "m",
+                "--api-key",
+                "k",
+                "--sizes",
+                "10",
+                "--configs",
+                "budget",
+                "--limit",
+                "3",
+                "--quiet",
+                "--out",
+                str(out),
+            ]
+        )
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert [row["requests"] for row in document["summary"]] == [3]
+    assert {o["first_call"] for o in document["outcomes"]} == {"time__get_current_time"}
