@@ -7,6 +7,7 @@ outputs so far) and answers as a model would.
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
@@ -165,7 +166,7 @@ async def test_an_image_reaches_the_model_as_the_sdks_image_output() -> None:
             text, image = outputs(call)["c1"]
             assert text["type"] == "input_text" and text["text"].startswith("Picture from door:")
             assert image["type"] == "input_image"
-            assert image["image_url"] == "data:image/png;base64," + __import__("base64").b64encode(PNG).decode()
+            assert image["image_url"] == "data:image/png;base64," + base64.b64encode(PNG).decode()
             return [assistant_message("a door")]
 
         model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second)])
