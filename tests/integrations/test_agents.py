@@ -21,7 +21,7 @@ from agents import Agent, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from mcp import Client
 
-from mcpx_router import InProcessPeer, OpenAIPeerToolAdapter, Reconnect, Router, StdioPeer
+from mcpx_router import CallProgress, InProcessPeer, OpenAIPeerToolAdapter, Reconnect, Router, StdioPeer
 from mcpx_router.integrations.agents import RouterMCPServer
 from mcpx_router.testing import docs_library, weather_station
 
@@ -212,3 +212,35 @@ def _prompting_server() -> Any:
         return f"Hello, {name}"
 
     return server
+
+
+async def test_beyond_max_tools_the_tools_relevant_to_the_input_are_offered() -> None:
+    async with Router(max_tools=1) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+
+        def first(call: ModelCall) -> Any:
+            assert offered(call) == ["weather__alerts"]
+            return [function_call("weather__alerts", {"region": "Norway"}, call_id="c1")]
+
+        def second(call: ModelCall) -> Any:
+            assert offered(call) == ["weather__alerts"]
+            return [assistant_message("done")]
+
+        model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second)])
+        await Runner.run(agent_with(model, router), "Any storm alerts in Norway?", run_config=NO_TRACES)
+        model.assert_complete()
+
+
+async def test_a_stdio_peers_progress_reaches_the_routers_events() -> None:
+    seen: list[Any] = []
+    async with Router(on_event=seen.append) as router:
+        await router.join("peer", StdioPeer(sys.executable, [str(HERE / "stdio_peer_server.py")]))
+        model = ScriptedModel(
+            [
+                [function_call("peer__slow", {"seconds": 0.3}, call_id="c1")],
+                [assistant_message("done")],
+            ]
+        )
+        await Runner.run(agent_with(model, router), "Wait", run_config=NO_TRACES)
+    progress = [event for event in seen if isinstance(event, CallProgress)]
+    assert progress and {event.name for event in progress} == {"peer__slow"}

@@ -222,3 +222,19 @@ async def test_the_calls_span_is_a_child_of_the_agents_tool_span(spans: Any) -> 
     [theirs] = [s for s in finished if s.context.span_id == ours.parent.span_id]
     assert theirs.instrumentation_scope.name.startswith("pydantic-ai")
     assert "weather__alerts" in theirs.name
+
+
+async def test_beyond_max_tools_the_tools_relevant_to_the_prompt_are_offered() -> None:
+    async with Router(max_tools=1) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+
+        def first(messages: list[ModelMessage], info: AgentInfo) -> Any:
+            assert offered(info) == ["weather__alerts"]
+            return call("weather__alerts", {"region": "Norway"}, "c1")
+
+        def second(messages: list[ModelMessage], info: AgentInfo) -> Any:
+            assert offered(info) == ["weather__alerts"]
+            return say("done")
+
+        agent = Agent(scripted(first, second), toolsets=[RouterToolset(router)])
+        await agent.run("Any storm alerts in Norway?")
