@@ -57,7 +57,7 @@ class RouterMCPServer(MCPServer):
         relevant: When the Router publishes more tools than its `max_tools`, choose those
             most relevant to the run's input (the SDK's `turn_input`); False: the first ones.
         require_approval, tool_input_guardrails, tool_output_guardrails: As the SDK's own MCP
-            servers take them (guardrails need openai-agents 0.23 or later).
+            servers take them.
     """
 
     def __init__(
@@ -70,12 +70,11 @@ class RouterMCPServer(MCPServer):
         tool_input_guardrails: list[ToolInputGuardrail[Any]] | None = None,
         tool_output_guardrails: list[ToolOutputGuardrail[Any]] | None = None,
     ) -> None:
-        # Guardrails are passed only when given: MCP servers take them from openai-agents 0.23 on.
-        guardrails: dict[str, Any] = {
-            "tool_input_guardrails": tool_input_guardrails,
-            "tool_output_guardrails": tool_output_guardrails,
-        }
-        super().__init__(require_approval=require_approval, **{k: v for k, v in guardrails.items() if v})
+        super().__init__(
+            require_approval=require_approval,
+            tool_input_guardrails=tool_input_guardrails,
+            tool_output_guardrails=tool_output_guardrails,
+        )
         self.source = source
         self._name = name
         self._relevant = relevant
