@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import mcp_types as mt
 import pytest
 
 pytest.importorskip("agents")
@@ -21,8 +22,16 @@ from agents import Agent, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from mcp import Client
 
-from mcpx_router import CallProgress, InProcessPeer, OpenAIPeerToolAdapter, Reconnect, Router, StdioPeer
-from mcpx_router.integrations.agents import RouterMCPServer
+from mcpx_router import (
+    CallProgress,
+    InProcessPeer,
+    OpenAIPeerToolAdapter,
+    Outcome,
+    Reconnect,
+    Router,
+    StdioPeer,
+)
+from mcpx_router.integrations.agents import RouterMCPServer, call_tool_result
 from mcpx_router.testing import docs_library, weather_station
 
 from ..support._model_peers import PNG, media_peer
@@ -244,3 +253,33 @@ async def test_a_stdio_peers_progress_reaches_the_routers_events() -> None:
         await Runner.run(agent_with(model, router), "Wait", run_config=NO_TRACES)
     progress = [event for event in seen if isinstance(event, CallProgress)]
     assert progress and {event.name for event in progress} == {"peer__slow"}
+
+
+TEXT = mt.TextContent(type="text", text="Picture:")
+IMAGE = mt.ImageContent(type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png")
+AUDIO = mt.AudioContent(type="audio", data="UklGRg==", mime_type="audio/wav")
+
+
+@pytest.mark.parametrize(
+    ("outcome", "content", "is_error"),
+    [
+        (Outcome("hi", False, result=mt.CallToolResult(content=[TEXT])), ["hi"], False),
+        # the images follow the text; audio stays described in the text (the SDK has no type for it)
+        (
+            Outcome("Picture: [image]", False, result=mt.CallToolResult(content=[TEXT, IMAGE, AUDIO])),
+            ["Picture: [image]", IMAGE],
+            False,
+        ),
+        (Outcome("Error: no", True, error_type="tool_error"), ["Error: no"], True),
+        # a failed call's images are not passed on: its text says what failed
+        (
+            Outcome("Error: x", True, result=mt.CallToolResult(content=[IMAGE], is_error=True)),
+            ["Error: x"],
+            True,
+        ),
+    ],
+)
+def test_an_outcome_as_a_call_tool_result(outcome: Outcome, content: list[Any], is_error: bool) -> None:
+    result = call_tool_result(outcome)
+    texts = [block.text if isinstance(block, mt.TextContent) else block for block in result.content]
+    assert (texts, result.is_error) == (content, is_error)
