@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import mcp_types as mt
 
 if TYPE_CHECKING:
-    from .._adapter import OpenAIPeerToolAdapter
-    from .._dispatch import Outcome
-    from ..peers._router import Router
+    from .. import OpenAIPeerToolAdapter, Outcome, Router
 
 __all__ = ["OfferedTool", "media_blocks", "offered_tools"]
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as mt
 from agents.mcp import MCPServer
 
-from .._errors import UsageError
+from .. import UsageError
 from ._offered import media_blocks, offered_tools
 
 if TYPE_CHECKING:
@@ -37,9 +37,7 @@ if TYPE_CHECKING:
     from agents.run_context import RunContextWrapper
     from agents.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
 
-    from .._adapter import OpenAIPeerToolAdapter
-    from .._dispatch import Outcome
-    from ..peers._router import Router
+    from .. import OpenAIPeerToolAdapter, Outcome, Router
 
 __all__ = ["RouterMCPServer", "call_tool_result"]
 

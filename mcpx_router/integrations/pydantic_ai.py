@@ -39,8 +39,7 @@ from pydantic_core import SchemaValidator, core_schema
 from ._offered import media_blocks, offered_tools
 
 if TYPE_CHECKING:
-    from .._adapter import OpenAIPeerToolAdapter
-    from ..peers._router import Router
+    from .. import OpenAIPeerToolAdapter, Router
 
 __all__ = ["RouterToolset"]
 
