@@ -20,7 +20,7 @@ import mcpx_router
 
 PACKAGE = Path(mcpx_router.__file__).resolve().parent
 ROOT = "mcpx_router"
-SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync")
+SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync", "integrations")
 MAX_LINES = 400
 
 
@@ -54,7 +54,7 @@ def _imports(name: str) -> Iterator[str]:
 
 
 def _area(name: str) -> str:
-    """'model', 'peers', 'mcpx', 'cli', 'sync', or 'core' for the package's top-level modules."""
+    """'model', 'peers', 'mcpx', 'cli', 'sync', 'integrations', or 'core' for the top-level modules."""
     parts = name.split(".")
     return parts[1] if len(parts) > 1 and parts[1] in SUBPACKAGES else "core"
 
@@ -124,6 +124,20 @@ def test_the_blocking_facade_sits_on_top_and_nothing_imports_it() -> None:
     assert wrong == []
 
 
+def test_the_framework_integrations_sit_on_top_and_nothing_imports_them() -> None:
+    # Each integration imports its framework (an optional extra): nothing else of the package may.
+    allowed = {"integrations": {"integrations", "core", "model", "peers", "sync"}}
+    assert _breaking("integrations above peers and sync, below nothing", allowed) == []
+    wrong = [
+        f"{name} imports {target}"
+        for name, targets in EDGES.items()
+        if _area(name) != "integrations"
+        for target in targets
+        if _area(target) == "integrations"
+    ]
+    assert wrong == []
+
+
 def test_peers_does_not_import_the_command() -> None:
     assert _breaking("peers below cli", {"peers": {"peers", "core", "model", "mcpx"}}) == []
 
@@ -169,7 +183,17 @@ def test_no_module_is_over_the_line_limit() -> None:
     assert long == {}
 
 
-HEAVY = ("hypercorn", "wsproto", "openai", "jsonschema", "referencing", "jsonschema_specifications")
+HEAVY = (
+    "hypercorn",
+    "wsproto",
+    "openai",
+    "jsonschema",
+    "referencing",
+    "jsonschema_specifications",
+    # the frameworks of mcpx_router.integrations (optional extras)
+    "agents",
+    "pydantic_ai",
+)
 LOADED = "import json, sys; {}; print(json.dumps(sorted(sys.modules)))"
 
 
@@ -205,6 +229,9 @@ def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> No
         "mcpx_router.mcpx._envelope",
         "mcpx_router.mcpx._bridge",
         "mcpx_router.sync",
+        "mcpx_router.integrations",
+        "mcpx_router.integrations.agents",
+        "mcpx_router.integrations.pydantic_ai",
     }
     assert lazy & after_import == set()
 
