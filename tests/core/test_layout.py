@@ -20,7 +20,7 @@ import mcpx_router
 
 PACKAGE = Path(mcpx_router.__file__).resolve().parent
 ROOT = "mcpx_router"
-SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync")
+SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync", "integrations")
 MAX_LINES = 400
 
 
@@ -54,7 +54,7 @@ def _imports(name: str) -> Iterator[str]:
 
 
 def _area(name: str) -> str:
-    """'model', 'peers', 'mcpx', 'cli', 'sync', or 'core' for the package's top-level modules."""
+    """'model', 'peers', 'mcpx', 'cli', 'sync', 'integrations', or 'core' for the top-level modules."""
     parts = name.split(".")
     return parts[1] if len(parts) > 1 and parts[1] in SUBPACKAGES else "core"
 
@@ -120,6 +120,21 @@ def test_the_blocking_facade_sits_on_top_and_nothing_imports_it() -> None:
         if _area(name) != "sync"
         for target in targets
         if _area(target) == "sync"
+    ]
+    assert wrong == []
+
+
+def test_the_integrations_sit_on_top_and_nothing_imports_them() -> None:
+    # Each framework's module is loaded by name (mcpx_router.integrations.langchain, ...) and
+    # imports its framework: nothing of the package reaches them.
+    allowed = {"integrations": {"integrations", "core", "model", "peers", "sync"}}
+    assert _breaking("integrations above sync", allowed) == []
+    wrong = [
+        f"{name} imports {target}"
+        for name, targets in EDGES.items()
+        if _area(name) != "integrations"
+        for target in targets
+        if _area(target) == "integrations"
     ]
     assert wrong == []
 
@@ -233,6 +248,25 @@ def test_what_loads_lazily_loads_when_used() -> None:
         "mcpx_router.mcpx._topic",
         "mcpx_router.mcpx._participant",
     } <= loaded
+
+
+FRAMEWORKS = ("langchain_core", "langgraph", "langsmith", "dspy", "litellm")
+
+
+def test_importing_the_package_loads_no_agent_framework(after_import: set[str]) -> None:
+    assert sorted(m for m in after_import if m.split(".")[0] in FRAMEWORKS) == []
+    assert sorted(m for m in after_import if m.startswith("mcpx_router.integrations")) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "framework"),
+    [("langchain", "langgraph.prebuilt"), ("dspy", "dspy")],
+)
+def test_an_integration_loads_its_framework_only(module: str, framework: str) -> None:
+    loaded = _loaded_after(f"import mcpx_router.integrations.{module}")
+    assert framework in loaded
+    others = {"langchain": {"dspy"}, "dspy": {"langgraph"}}[module]
+    assert sorted(m for m in loaded if m.split(".")[0] in others) == []
 
 
 def test_importing_the_package_loads_no_starlette_beyond_what_mcp_does(after_import: set[str]) -> None:
