@@ -1,4 +1,4 @@
-"""The router's tools as LangChain tools, for LangGraph's `ToolNode` and `create_react_agent`.
+"""The router's tools as LangChain tools, for LangChain's `create_agent` and LangGraph's agents.
 
 Install with `pip install 'mcpx-router[langchain]'`. Each published tool (`peer__tool`, a
 group's function) becomes a `RouterTool`, a LangChain `BaseTool` whose `args_schema` is the JSON
@@ -7,15 +7,19 @@ its answer becomes the tool message: text, with LangChain image blocks for image
 router's `Outcome` as the message's artifact. A bad call is a `ToolMessage` with
 `status="error"` holding the router's explanation, never an exception that ends the graph.
 
+`LangChainTools` keeps them current: `middleware()` for `create_agent`, `tool_node()` and
+`model(chat_model)` for LangGraph's `ToolNode` and `create_react_agent`, `tools()` for the rest.
+
 Example:
     ```python
-    from langgraph.prebuilt import create_react_agent
+    from langchain.agents import create_agent
     from mcpx_router.integrations.langchain import LangChainTools
 
     async with Router() as router:
         await router.join("weather", StdioPeer("python", ["weather.py"]))
         toolset = LangChainTools(router)
-        agent = create_react_agent(toolset.model(chat_model), toolset.tool_node())
+        agent = create_agent(chat_model, tools=[], middleware=[toolset.middleware()])
+        # LangGraph: create_react_agent(toolset.model(chat_model), toolset.tool_node())
         state = await agent.ainvoke({"messages": [("user", "Weather in Oslo?")]})
     ```
 """
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
 
     from .._catalogue import PublishedTool
     from .._dispatch import Outcome
+    from ._langchain_agents import RouterMiddleware
 
 __all__ = ["LangChainTools", "LiveToolNode", "RouterTool"]
 
@@ -133,6 +138,15 @@ class LangChainTools:
             options: Passed to `ToolNode` (`name`, `handle_tool_errors`, `wrap_tool_call`...).
         """
         return LiveToolNode(self, **options)
+
+    def middleware(self) -> RouterMiddleware:
+        """A middleware for LangChain's `create_agent` (the `langchain` package): every model
+        call is offered the router's current tools, after the agent's own, and calls to them run
+        through the router. `create_agent(model, tools=[...], middleware=[toolset.middleware()])`.
+        """
+        from ._langchain_agents import RouterMiddleware
+
+        return RouterMiddleware(self)
 
     def model(
         self, chat_model: BaseChatModel, **bind_options: Any

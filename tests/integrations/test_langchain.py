@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from langchain.agents import create_agent
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -250,3 +251,50 @@ async def test_tools_follow_the_router_and_sync_calls_of_an_async_router_leave_i
             {"name": "weather__forecast", "args": {"city": "Oslo"}, "id": "c1", "type": "tool_call"}
         )
         assert isinstance(gone, ToolMessage) and gone.status == "error" and "weather" in str(gone.content)
+
+
+# -- LangChain's create_agent (the `langchain` package), through the middleware ------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_create_agent_offers_the_current_tools_beside_its_own(anyio_backend: str) -> None:
+    def shout(text: str) -> str:
+        """Say it loudly."""
+        return text.upper()
+
+    async with Router(**ROUTER_OPTIONS) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        toolset = LangChainTools(router)
+
+        async def join_then_call(messages: list[BaseMessage]) -> AIMessage:
+            await router.join("camera", InProcessPeer(camera()))
+            return calls(("weather__forecast", {"city": "Oslo", "days": 0}), ("shout", {"text": "hi"}))
+
+        model = scripted(
+            join_then_call,
+            lambda messages: calls(("camera__snapshot", {"room": "hall"})),
+            say("done"),
+        )
+        agent = create_agent(model, tools=[shout], middleware=[toolset.middleware()])
+        state = await agent.ainvoke({"messages": [("user", "Oslo?")]})
+
+    assert model.offered[0] == ["shout", "weather__forecast", "weather__alerts"]
+    assert "camera__snapshot" in model.offered[1]
+    bad, own, picture = tool_messages(state)
+    assert bad.status == "error" and "days" in str(bad.content)
+    assert (own.status, own.content) == ("success", "HI")
+    assert picture.status == "success" and picture.content[1]["type"] == "image"  # type: ignore[index]
+
+
+def test_create_agent_runs_synchronously_on_the_blocking_router(tmp_path: Path) -> None:
+    peers, options = search_group(tmp_path)
+    with sync.Router(**options) as router:
+        router.join_all(peers)
+        toolset = LangChainTools(router)
+        model = scripted(lambda messages: calls(("search", {"query": "die@web", "peer": "web"})), say("ok"))
+        state = create_agent(model, middleware=[toolset.middleware()]).invoke(
+            {"messages": [("user", "find")]}
+        )
+
+    [died] = tool_messages(state)
+    assert died.status == "success" and "web failed first" in str(died.content)
