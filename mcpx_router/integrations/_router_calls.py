@@ -8,7 +8,7 @@ import inspect
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 import anyio
 import anyio.from_thread
@@ -60,6 +60,9 @@ class RouterCalls:
                 pass  # made outside any event loop: only `acall` can be used
             else:
                 self._loop_thread = threading.get_ident()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self  # a handle on a live router: copies of a program (DSPy's optimizers) share it
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> Outcome:
         """Run the call and block until it is answered."""

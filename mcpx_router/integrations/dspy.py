@@ -29,7 +29,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import dspy
 from dspy.adapters.types.tool import convert_input_schema_to_tool_args
@@ -103,6 +103,9 @@ class DSPyTools:
         self._calls = RouterCalls(router)
         self._version: int | None = None
         self._tools: list[dspy.Tool] = []
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self  # copies of a program (DSPy's optimizers copy them) share the live tools
 
     @property
     def version(self) -> int:

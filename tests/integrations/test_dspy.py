@@ -142,3 +142,19 @@ def test_an_image_reaches_dspy_as_a_dspy_image() -> None:
         part for message in lm.history[1]["messages"] for part in message["content"] if isinstance(part, dict)
     ]
     assert {"type": "image_url", "image_url": {"url": image.url}} in parts
+
+
+def test_copies_of_the_program_share_the_live_tools(caplog: pytest.LogCaptureFixture) -> None:
+    """DSPy's optimizers copy programs: a copy keeps calling the same router, and follows it."""
+    with sync.Router(**ROUTER_OPTIONS) as router:
+        router.join("weather", weather_station())
+        agent = DSPyTools(router).react("question -> answer")
+        copy = agent.deepcopy()
+        assert "Failed to deep copy" not in caplog.text
+        router.join("docs", docs_library())
+        lm = DummyLM([step("docs__search", query="names"), *finish("peer__tool")])
+        with dspy.context(lm=lm):
+            prediction = copy(question="How are tools named?")
+
+    assert observations(prediction)[0] == "docs/architecture.md: tools are published as peer__tool."
+    assert "docs__search" not in agent.tools  # the original refreshes on its own next step
