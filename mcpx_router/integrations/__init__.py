@@ -6,8 +6,13 @@
 - `mcpx_router.integrations.pydantic_ai` (`pip install 'mcpx-router[pydantic-ai]'`):
   `RouterToolset`, a Router or adapter as a Pydantic AI toolset
   (`Agent(model, toolsets=[RouterToolset(router)])`).
+- `mcpx_router.integrations.langchain` (`pip install 'mcpx-router[langchain]'`): `LangChainTools`,
+  the router's tools as LangChain tools for `create_agent`, LangGraph's `ToolNode` and
+  `create_react_agent`, kept current as peers come and go.
+- `mcpx_router.integrations.dspy` (`pip install 'mcpx-router[dspy]'`): `DSPyTools`, the router's
+  tools as `dspy.Tool` objects, and a `dspy.ReAct` that takes the current tools before each step.
 
-Each offers the tools the Router publishes now, read again at every turn, and sends every call
-through the Router's own dispatch. docs/frameworks.md compares them with each framework's own MCP
-support. Nothing here is imported by `import mcpx_router`.
+Each offers the tools the router publishes now and sends every call through the router's own
+dispatch. docs/frameworks.md compares them with each framework's own MCP support. Nothing here is
+imported by `import mcpx_router`.
 """

@@ -272,6 +272,26 @@ def test_the_stemmer_loads_at_the_first_ranking_not_at_import_or_with_an_adapter
     assert "snowballstemmer" in ranked
 
 
+FRAMEWORKS = ("langchain_core", "langgraph", "langsmith", "dspy", "litellm")
+
+
+def test_importing_the_package_loads_no_agent_framework(after_import: set[str]) -> None:
+    assert sorted(m for m in after_import if m.split(".")[0] in FRAMEWORKS) == []
+    assert sorted(m for m in after_import if m.startswith("mcpx_router.integrations")) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "framework"),
+    [("langchain", "langgraph.prebuilt"), ("dspy", "dspy")],
+)
+def test_an_integration_loads_its_framework_only(module: str, framework: str) -> None:
+    loaded = _loaded_after(f"import mcpx_router.integrations.{module}")
+    assert framework in loaded
+    # create_agent's middleware (the `langchain` package) loads with LangChainTools.middleware().
+    others = {"langchain": {"dspy", "langchain"}, "dspy": {"langgraph"}}[module]
+    assert sorted(m for m in loaded if m.split(".")[0] in others) == []
+
+
 def test_importing_the_package_loads_no_starlette_beyond_what_mcp_does(after_import: set[str]) -> None:
     # The `mcp` SDK imports part of Starlette itself; our gateway's routes and ASGI app must not add to it.
     by_mcp = _loaded_after("import mcp, mcp_types")

@@ -1,0 +1,182 @@
+"""The router's tools as DSPy tools, for `dspy.ReAct` and any module that calls `dspy.Tool`s.
+
+Install with `pip install 'mcpx-router[dspy]'`. Each published tool (`peer__tool`, a group's
+function) becomes a `dspy.Tool` under its public name, with the description and arguments the
+router publishes. Its call goes through the router, which checks and repairs the arguments
+(DSPy's own check is left to it), fails over within a group, and answers: the observation is
+the router's text (an error starts with "Error:" and says what to fix), with a `dspy.Image`
+after it for each image the tool returned. `tool(**args)` blocks (a router from
+`mcpx_router.sync`, or an async one used from another thread); `await tool.acall(**args)` is
+what `dspy.ReAct.acall` awaits.
+
+`dspy.ReAct` fixes its tools when it is made; `DSPyTools.react(...)` makes a `RouterReAct`,
+which takes the router's current tools before every step, so a peer that joins mid-trajectory
+can be called on the next step.
+
+Example:
+    ```python
+    import dspy
+    from mcpx_router import StdioPeer, sync
+    from mcpx_router.integrations.dspy import DSPyTools
+
+    with sync.Router() as router:
+        router.join("weather", StdioPeer("python", ["weather.py"]))
+        agent = DSPyTools(router).react("question -> answer")
+        print(agent(question="Weather in Oslo?").answer)
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Self
+
+import dspy
+from dspy.adapters.types.tool import convert_input_schema_to_tool_args
+from dspy.utils.callback import with_callbacks
+
+from ._router_calls import RouterCalls, ToolRouter, images_of
+
+if TYPE_CHECKING:
+    from .._catalogue import PublishedTool
+    from .._dispatch import Outcome
+
+__all__ = ["DSPyTools", "RouterReAct", "RouterTool"]
+
+
+def _observation(outcome: Outcome) -> Any:
+    images = images_of(outcome)
+    if not images:
+        return outcome.text
+    return [outcome.text, *(dspy.Image(image.data_url) for image in images)]
+
+
+class _Call:
+    """A published tool's call, blocking and awaited: what a `RouterTool` runs."""
+
+    def __init__(self, calls: RouterCalls, name: str) -> None:
+        self.calls = calls
+        self.name = name
+
+    def __call__(self, **arguments: Any) -> Any:
+        return _observation(self.calls.call(self.name, arguments))
+
+    async def acall(self, **arguments: Any) -> Any:
+        return _observation(await self.calls.acall(self.name, arguments))
+
+
+class RouterTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type information
+    """One of the router's tools as a `dspy.Tool`: arguments go to the router unchecked by DSPy
+    (the router validates them against the peer's own schema, repairs what it can and explains
+    the rest), and the observation is the router's answer."""
+
+    def __init__(self, calls: RouterCalls, published: PublishedTool) -> None:
+        args, arg_types, arg_desc = convert_input_schema_to_tool_args(published.parameters)
+        super().__init__(
+            _Call(calls, published.name),
+            name=published.name,
+            desc=published.description,
+            args=args,
+            arg_types=arg_types,
+            arg_desc=arg_desc,
+        )
+
+    def _validate_and_parse_args(self, **kwargs: Any) -> dict[str, Any]:
+        return kwargs
+
+    @with_callbacks  # type: ignore[untyped-decorator]
+    async def acall(self, **kwargs: Any) -> Any:
+        call: _Call = self.func
+        return await call.acall(**kwargs)
+
+
+class DSPyTools:
+    """The router's tools as DSPy tools, kept current as peers join, leave and change.
+
+    Args:
+        router: A blocking router from `mcpx_router.sync` (sync and async DSPy programs), or a
+            `Router` / `OpenAIPeerToolAdapter` made inside its event loop (`acall`, and sync
+            calls from threads other than that loop's).
+    """
+
+    def __init__(self, router: ToolRouter) -> None:
+        self._calls = RouterCalls(router)
+        self._version: int | None = None
+        self._tools: list[dspy.Tool] = []
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self  # copies of a program (DSPy's optimizers copy them) share the live tools
+
+    @property
+    def version(self) -> int:
+        """The router's catalogue version: it changes whenever its tools do."""
+        return self._calls.router.version
+
+    def tools(self) -> list[dspy.Tool]:
+        """Every tool the router publishes now (the same objects while `version` stays)."""
+        version = self.version
+        if version != self._version:
+            self._tools = [RouterTool(self._calls, published) for published in self._calls.router.tools]
+            self._version = version
+        return list(self._tools)
+
+    def react(
+        self,
+        signature: str | type[dspy.Signature],
+        *,
+        max_iters: int = 20,
+        tools: Sequence[Callable[..., Any]] = (),
+    ) -> RouterReAct:
+        """A `dspy.ReAct` over the router's tools, and `tools` of your own, refreshed every step."""
+        return RouterReAct(signature, self, max_iters=max_iters, tools=tools)
+
+
+class RouterReAct(dspy.ReAct):  # type: ignore[misc]  # dspy ships no type information
+    """`dspy.ReAct` whose tools are the router's as they are at each step of a trajectory.
+
+    Before each step, when the router's tools changed, the tool list and the step signature
+    (its instructions, the choice of `next_tool_name`) are made again; the step's predictor
+    is kept, with its demos. Instructions an optimizer rewrote are replaced by ReAct's own.
+    """
+
+    def __init__(
+        self,
+        signature: str | type[dspy.Signature],
+        toolset: DSPyTools,
+        *,
+        max_iters: int = 20,
+        tools: Sequence[Callable[..., Any]] = (),
+    ) -> None:
+        super().__init__(signature, tools=[*toolset.tools(), *tools], max_iters=max_iters)
+        self._toolset = toolset
+        self._own_tools = list(tools)
+        self._seen = toolset.version
+
+    def refresh(self) -> bool:
+        """Take the router's current tools, if they changed; return whether they did."""
+        version = self._toolset.version
+        if version == self._seen:
+            return False
+        fresh = dspy.ReAct(self.signature, tools=[*self._toolset.tools(), *self._own_tools])
+        self.tools = fresh.tools
+        self.react.signature = fresh.react.signature
+        self._seen = version
+        return True
+
+    # ReAct runs each step through these two methods (sync and async): the seam where the
+    # tools are refreshed, so a step sees the tools that exist when it starts.
+    def _call_with_potential_trajectory_truncation(
+        self, module: Any, trajectory: Any, **input_args: Any
+    ) -> Any:
+        if module is self.react:
+            self.refresh()
+        return super()._call_with_potential_trajectory_truncation(module, trajectory, **input_args)
+
+    async def _async_call_with_potential_trajectory_truncation(
+        self, module: Any, trajectory: Any, **input_args: Any
+    ) -> Any:
+        if module is self.react:
+            self.refresh()
+        return await super()._async_call_with_potential_trajectory_truncation(
+            module, trajectory, **input_args
+        )

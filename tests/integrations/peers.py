@@ -1,0 +1,56 @@
+"""Peers for the framework tests: our stdio search peers (they log every call they read, and die
+on demand), an in-process peer that answers with an image, and the Router options they share."""
+
+from __future__ import annotations
+
+import base64
+import sys
+from pathlib import Path
+from typing import Any
+
+import mcp.types as mt
+from mcp.server.mcpserver import MCPServer
+
+from mcpx_router import Reconnect, StdioPeer
+
+from ..support.router_support import HERE
+
+SEARCH = HERE / "search_stdio_server.py"
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+"""A 1x1 PNG."""
+ROUTER_OPTIONS: dict[str, Any] = {
+    "reconnect": Reconnect(initial_delay=30, max_delay=30, jitter=0),  # a lost peer stays lost
+    "health_interval": None,
+}
+
+
+def search_peer(name: str, log: Path) -> StdioPeer:
+    """A stdio peer with a read-only `search(query)`; a query "die@NAME" kills peer NAME mid-call."""
+    args = [str(SEARCH), "--name", name, "--read-only"]
+    return StdioPeer(sys.executable, args, env={"TINY_SERVER_LOG": str(log)})
+
+
+def search_group(tmp_path: Path) -> tuple[dict[str, StdioPeer], dict[str, Any]]:
+    """Three stdio search peers and the Router options that make their `search` one group."""
+    peers = {name: search_peer(name, tmp_path / f"{name}.log") for name in ("web", "news", "docs")}
+    options = {
+        **ROUTER_OPTIONS,
+        "aliases": {"search": [f"{name}/search" for name in peers]},
+        "hide_members": True,
+    }
+    return peers, options
+
+
+def camera() -> MCPServer:
+    """An in-process peer whose `snapshot(room)` answers with a caption and a PNG image."""
+    server = MCPServer("camera")
+
+    @server.tool(structured_output=False)
+    def snapshot(room: str) -> list[mt.TextContent | mt.ImageContent]:
+        """Take a picture of a room."""
+        picture = mt.ImageContent(type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png")
+        return [mt.TextContent(type="text", text=f"snapshot of {room}"), picture]
+
+    return server

@@ -1,0 +1,300 @@
+"""LangChain / LangGraph: the router's tools run by LangGraph's own agent loop over real peers.
+
+The model is LangChain's own `GenericFakeChatModel`, given `bind_tools` (as LangGraph's tests
+do): each turn it records the tools it was bound to and plays the next scripted step; a step
+may act first (a peer joins) and then answers with tool calls. LangGraph runs async graphs on
+asyncio only, so the async tests do too; the blocking facade runs its Router on trio as well.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.prebuilt import create_react_agent
+
+from mcpx_router import InProcessPeer, Outcome, Router, UsageError, sync
+from mcpx_router.integrations.langchain import LangChainTools, RouterTool
+from mcpx_router.testing import docs_library, weather_station
+
+from ..support.router_support import tiny
+from .peers import PNG, ROUTER_OPTIONS, camera, search_group
+
+Step = Callable[[list[BaseMessage]], Any]
+"""A scripted turn: given the conversation, an AIMessage (or an awaitable of one, on ainvoke)."""
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """`GenericFakeChatModel` with `bind_tools`: the tools each turn was bound to are recorded."""
+
+    offered: list[list[str]]
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
+        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
+
+    def _record(self, kwargs: dict[str, Any]) -> Any:
+        self.offered.append([tool["function"]["name"] for tool in kwargs.get("tools", [])])
+        return next(self.messages)
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        step = self._record(kwargs)
+        return ChatResult(generations=[ChatGeneration(message=step(messages))])
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        message = self._record(kwargs)(messages)
+        if inspect.isawaitable(message):
+            message = await message
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def scripted(*steps: Step) -> ScriptedChatModel:
+    return ScriptedChatModel(messages=iter(steps), offered=[])
+
+
+def calls(*calls: tuple[str, dict[str, Any]]) -> AIMessage:
+    return AIMessage(
+        content="",
+        tool_calls=[
+            {"name": name, "args": args, "id": f"call{i}", "type": "tool_call"}
+            for i, (name, args) in enumerate(calls)
+        ],
+    )
+
+
+def say(text: str) -> Step:
+    return lambda messages: AIMessage(content=text)
+
+
+def react_agent(toolset: LangChainTools, model: ScriptedChatModel) -> Any:
+    # create_react_agent is deprecated in favour of langchain's create_agent (another package);
+    # it is still LangGraph's prebuilt agent loop, and the one this integration is tested with.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return create_react_agent(toolset.model(model), toolset.tool_node())
+
+
+def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
+    return [message for message in state["messages"] if isinstance(message, ToolMessage)]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_react_agent_calls_stdio_and_in_process_peers_and_sees_a_peer_join(
+    anyio_backend: str,
+) -> None:
+    async with Router(**ROUTER_OPTIONS) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        await router.join("tiny", tiny())
+        toolset = LangChainTools(router)
+
+        async def join_docs_then_call(messages: list[BaseMessage]) -> AIMessage:
+            await router.join("docs", InProcessPeer(docs_library()))  # between two turns
+            return calls(("weather__forecast", {"city": "Oslo"}), ("tiny__echo", {"text": "hi"}))
+
+        model = scripted(
+            join_docs_then_call,
+            lambda messages: calls(("docs__search", {"query": "install"})),
+            say("Snow in Oslo; install with dev.py."),
+        )
+        state = await react_agent(toolset, model).ainvoke({"messages": [("user", "Weather in Oslo?")]})
+
+    assert "docs__search" not in model.offered[0] and "weather__forecast" in model.offered[0]
+    assert "docs__search" in model.offered[1]
+    forecast, echo, docs = tool_messages(state)
+    assert (forecast.name, forecast.status, forecast.content) == (
+        "weather__forecast",
+        "success",
+        "Oslo: snow, 3°C, for the next 3 day(s)",
+    )
+    assert isinstance(forecast.artifact, Outcome) and forecast.artifact.tool is not None
+    assert forecast.artifact.tool.peer == "weather"
+    assert (echo.content, docs.status) == ("hi", "success")
+    assert "python3 dev.py demo" in str(docs.content)
+    assert state["messages"][-1].content == "Snow in Oslo; install with dev.py."
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_bad_argument_is_an_error_message_the_model_reads(anyio_backend: str) -> None:
+    async with Router(**ROUTER_OPTIONS) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        toolset = LangChainTools(router)
+
+        def fix_it(messages: list[BaseMessage]) -> AIMessage:
+            assert isinstance(messages[-1], ToolMessage) and messages[-1].status == "error"
+            return calls(("weather__forecast", {"city": "Oslo", "days": 2}))
+
+        model = scripted(
+            lambda messages: calls(("weather__forecast", {"city": "Oslo", "days": "many"})),
+            fix_it,
+            lambda messages: calls(("weather__nowcast", {"city": "Oslo"})),
+            say("done"),
+        )
+        state = await react_agent(toolset, model).ainvoke({"messages": [("user", "Oslo?")]})
+
+    bad, good, unknown = tool_messages(state)
+    assert bad.status == "error" and str(bad.content).startswith("Error:") and "days" in str(bad.content)
+    assert (good.status, good.content) == ("success", "Oslo: snow, 3°C, for the next 2 day(s)")
+    # A name no tool answers to is answered by the router (close names), not by ToolNode.
+    assert unknown.status == "error" and "weather__forecast" in str(unknown.content)
+    assert state["messages"][-1].content == "done"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_group_member_dies_and_another_answers(anyio_backend: str, tmp_path: Path) -> None:
+    peers, options = search_group(tmp_path)
+    async with Router(**options) as router:
+        await router.join_all(peers)
+        toolset = LangChainTools(router)
+        assert next(tool.name for tool in toolset.tools()) == "search"
+        model = scripted(
+            lambda messages: calls(("search", {"query": "die@web", "peer": "web"})),
+            lambda messages: calls(("search", {"query": "mcp"})),
+            say("found"),
+        )
+        state = await react_agent(toolset, model).ainvoke({"messages": [("user", "search")]})
+
+    died, after = tool_messages(state)
+    assert died.status == "success" and "web failed first" in str(died.content)
+    assert isinstance(died.artifact, Outcome) and died.artifact.group == "search"
+    assert died.artifact.tool is not None and died.artifact.tool.peer in ("news", "docs")
+    assert after.status == "success" and "results for mcp" in str(after.content)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_image_reaches_langchain_as_an_image_block(anyio_backend: str) -> None:
+    async with Router(**ROUTER_OPTIONS) as router:
+        await router.join("camera", InProcessPeer(camera()))
+        toolset = LangChainTools(router)
+        model = scripted(lambda messages: calls(("camera__snapshot", {"room": "hall"})), say("a hall"))
+        state = await react_agent(toolset, model).ainvoke({"messages": [("user", "Show me the hall")]})
+
+    [picture] = tool_messages(state)
+    text, image = picture.content
+    assert isinstance(text, dict) and text["type"] == "text" and "snapshot of hall" in text["text"]
+    assert isinstance(image, dict) and (image["type"], image["mime_type"]) == ("image", "image/png")
+    assert base64.b64decode(image["base64"]) == PNG
+
+
+def blocking_script(router: sync.Router) -> Iterator[Step]:
+    """The sync graph's model: between turns one and two, a stdio peer joins (blocking)."""
+
+    def join_tiny_then_call(messages: list[BaseMessage]) -> AIMessage:
+        router.join("tiny", tiny())
+        return calls(("weather__forecast", {"city": "Paris"}))
+
+    yield join_tiny_then_call
+    yield lambda messages: calls(("tiny__echo", {"text": "from a new peer"}), ("weather__alerts", {}))
+    yield say("done")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_the_blocking_router_serves_a_sync_graph(backend: str) -> None:
+    with sync.Router(backend=backend, **ROUTER_OPTIONS) as router:
+        router.join("weather", weather_station())
+        toolset = LangChainTools(router)
+        model = ScriptedChatModel(messages=blocking_script(router), offered=[])
+        state = react_agent(toolset, model).invoke({"messages": [("user", "Paris?")]})
+
+    assert "tiny__echo" not in model.offered[0] and "tiny__echo" in model.offered[1]
+    forecast, echo, alerts = tool_messages(state)
+    assert forecast.content == "Paris: light rain, 14°C, for the next 3 day(s)"
+    assert (echo.status, echo.content) == ("success", "from a new peer")
+    assert alerts.status == "error" and "region" in str(alerts.content)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_tools_follow_the_router_and_sync_calls_of_an_async_router_leave_its_loop(
+    anyio_backend: str,
+) -> None:
+    async with Router(**ROUTER_OPTIONS) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        toolset = LangChainTools(router)
+        first = toolset.tools()
+        assert toolset.tools() == first and all(isinstance(tool, RouterTool) for tool in first)
+        forecast: BaseTool = toolset.tool("weather__forecast")
+        assert forecast.args_schema == router.tools[0].parameters
+        # What bind_tools sends: the router's name, description and parameters (less LangChain's
+        # dropped `title`s).
+        bound, published = (
+            convert_to_openai_tool(forecast)["function"],
+            router.get_openai_tools()[0]["function"],
+        )
+        assert (bound["name"], bound["description"]) == (published["name"], published["description"])
+        assert bound["parameters"]["properties"].keys() == published["parameters"]["properties"].keys()
+        # Called synchronously in the router's own loop it would deadlock: it says so instead.
+        with pytest.raises(UsageError, match="await"):
+            forecast.invoke({"city": "Oslo"})
+        # From another thread, a sync call reaches the router's loop.
+        assert await anyio.to_thread.run_sync(forecast.invoke, {"city": "Oslo"}) == (
+            "Oslo: snow, 3°C, for the next 3 day(s)"
+        )
+        await router.leave("weather")
+        assert toolset.tools() == []
+        gone = await toolset.tool("weather__forecast").ainvoke(
+            {"name": "weather__forecast", "args": {"city": "Oslo"}, "id": "c1", "type": "tool_call"}
+        )
+        assert isinstance(gone, ToolMessage) and gone.status == "error" and "weather" in str(gone.content)
+
+
+# -- LangChain's create_agent (the `langchain` package), through the middleware ------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_create_agent_offers_the_current_tools_beside_its_own(anyio_backend: str) -> None:
+    def shout(text: str) -> str:
+        """Say it loudly."""
+        return text.upper()
+
+    async with Router(**ROUTER_OPTIONS) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        toolset = LangChainTools(router)
+
+        async def join_then_call(messages: list[BaseMessage]) -> AIMessage:
+            await router.join("camera", InProcessPeer(camera()))
+            return calls(("weather__forecast", {"city": "Oslo", "days": 0}), ("shout", {"text": "hi"}))
+
+        model = scripted(
+            join_then_call,
+            lambda messages: calls(("camera__snapshot", {"room": "hall"})),
+            say("done"),
+        )
+        agent = create_agent(model, tools=[shout], middleware=[toolset.middleware()])
+        state = await agent.ainvoke({"messages": [("user", "Oslo?")]})
+
+    assert model.offered[0] == ["shout", "weather__forecast", "weather__alerts"]
+    assert "camera__snapshot" in model.offered[1]
+    bad, own, picture = tool_messages(state)
+    assert bad.status == "error" and "days" in str(bad.content)
+    assert (own.status, own.content) == ("success", "HI")
+    assert picture.status == "success" and picture.content[1]["type"] == "image"  # type: ignore[index]
+
+
+def test_create_agent_runs_synchronously_on_the_blocking_router(tmp_path: Path) -> None:
+    peers, options = search_group(tmp_path)
+    with sync.Router(**options) as router:
+        router.join_all(peers)
+        toolset = LangChainTools(router)
+        model = scripted(lambda messages: calls(("search", {"query": "die@web", "peer": "web"})), say("ok"))
+        state = create_agent(model, middleware=[toolset.middleware()]).invoke(
+            {"messages": [("user", "find")]}
+        )
+
+    [died] = tool_messages(state)
+    assert died.status == "success" and "web failed first" in str(died.content)
