@@ -15,9 +15,6 @@ from typing import Any
 
 import mcp_types as mt
 import pytest
-
-pytest.importorskip("agents")
-
 from agents import Agent, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from mcp import Client

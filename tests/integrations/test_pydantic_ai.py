@@ -13,9 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("pydantic_ai")
-
 from mcp import Client
 from pydantic_ai import Agent, BinaryImage
 from pydantic_ai.capabilities import Instrumentation
