@@ -158,7 +158,26 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def _shared_fixtures(item: pytest.Function) -> list[str]:
+    """The suite's module- or session-scoped fixtures `item` uses (a NATS cluster, installed servers)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    return sorted(
+        f"{definition.baseid or 'tests'}::{name}"
+        for name, definitions in info.name2fixturedefs.items()
+        for definition in definitions
+        if definition.scope != "function" and _is_suite_object(definition.func)
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if isinstance(item, pytest.Function):
+            # Tests sharing such a fixture run on one worker, which sets it up once (--dist loadgroup).
+            for shared in _shared_fixtures(item):
+                item.add_marker(pytest.mark.xdist_group(shared))
     for item in items:
         if isinstance(item, pytest.Function) and (
             item.get_closest_marker("subprocess") is None
