@@ -12,7 +12,6 @@ a process without being marked fails, saying so (`_no_unmarked_processes`), so t
 
 from __future__ import annotations
 
-import inspect
 import subprocess
 import sys
 import types
@@ -194,7 +193,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = kept
-        for function in {id(item.obj): item.obj for item in kept if isinstance(item, pytest.Function)}.values():
+        functions = {id(item.obj): item.obj for item in kept if isinstance(item, pytest.Function)}
+        for function in functions.values():
             _fewer_examples(function)  # once per function: its parametrized items share it
 
 
