@@ -140,13 +140,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _fewer_examples(function: Any) -> None:
+def _fewer_examples(item: pytest.Function, done: set[int]) -> None:
+    """Scale down the examples of a @given test, or of a rule-based state machine's TestCase, once
+    (parametrized items share the function, a class's methods the class)."""
     from hypothesis import settings
 
-    current = getattr(function, "_hypothesis_internal_use_settings", None)
-    if current is not None and current.max_examples > 10:
-        fewer = max(10, int(current.max_examples * QUICK_EXAMPLES))
-        function._hypothesis_internal_use_settings = settings(current, max_examples=fewer)
+    for owner, attribute in ((item.obj, "_hypothesis_internal_use_settings"), (item.cls, "settings")):
+        current = getattr(owner, attribute, None) if owner is not None else None
+        if isinstance(current, settings) and current.max_examples > 10 and id(owner) not in done:
+            done.add(id(owner))
+            fewer = max(10, int(current.max_examples * QUICK_EXAMPLES))
+            setattr(owner, attribute, settings(current, max_examples=fewer))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -193,9 +197,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = kept
-        functions = {id(item.obj): item.obj for item in kept if isinstance(item, pytest.Function)}
-        for function in functions.values():
-            _fewer_examples(function)  # once per function: its parametrized items share it
+        done: set[int] = set()
+        for item in kept:
+            if isinstance(item, pytest.Function):
+                _fewer_examples(item, done)
 
 
 @pytest.fixture(autouse=True)
