@@ -145,7 +145,8 @@ def _fewer_examples(item: pytest.Function, done: set[int]) -> None:
     (parametrized items share the function, a class's methods the class)."""
     from hypothesis import settings
 
-    for owner, attribute in ((item.obj, "_hypothesis_internal_use_settings"), (item.cls, "settings")):
+    function = getattr(item.obj, "__func__", item.obj)  # a test class's method: its function
+    for owner, attribute in ((function, "_hypothesis_internal_use_settings"), (item.cls, "settings")):
         current = getattr(owner, attribute, None) if owner is not None else None
         if isinstance(current, settings) and current.max_examples > 10 and id(owner) not in done:
             done.add(id(owner))
