@@ -19,6 +19,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline: Hypothesis's default (200 ms) is a wall-clock bound that a busy machine
+# breaks, and the test modules' own @settings inherit from this profile.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 _SPAWNING_NAMES = frozenset(
     {
@@ -143,8 +149,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _fewer_examples(item: pytest.Function, done: set[int]) -> None:
     """Scale down the examples of a @given test, or of a rule-based state machine's TestCase, once
     (parametrized items share the function, a class's methods the class)."""
-    from hypothesis import settings
-
     function = getattr(item.obj, "__func__", item.obj)  # a test class's method: its function
     for owner, attribute in ((function, "_hypothesis_internal_use_settings"), (item.cls, "settings")):
         current = getattr(owner, attribute, None) if owner is not None else None
@@ -209,7 +213,6 @@ def _no_unmarked_processes(request: pytest.FixtureRequest, monkeypatch: pytest.M
     """Fail a test that starts a process without the `subprocess` marker (it would run in --quick)."""
     if request.node.get_closest_marker("subprocess") is not None:
         return
-    start = subprocess.Popen._execute_child  # type: ignore[attr-defined]
     test = request.node.nodeid
 
     def refuse(self: subprocess.Popen[Any], args: Any, *rest: Any, **options: Any) -> Any:
@@ -218,7 +221,6 @@ def _no_unmarked_processes(request: pytest.FixtureRequest, monkeypatch: pytest.M
             "@pytest.mark.subprocess, or add the name that starts it to _SPAWNING_NAMES in tests/conftest.py"
         )
 
-    del start
     monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)
 
 
