@@ -2,7 +2,8 @@
 """Set-up and tasks for a fresh checkout; needs only Python >= 3.11.
 
     python3 dev.py demo     # run the demo (creates .venv on first use)
-    python3 dev.py test     # lint, type-check and run the test suite on asyncio and trio
+    python3 dev.py test     # lint, type-check and run the whole test suite on asyncio and trio, in parallel
+    python3 dev.py test --quick  # the edit-test loop: no lint, no test that starts a process
     python3 dev.py bench    # run the benchmarks and print their ratios
     python3 dev.py bench --compare  # the same, with the competitors of the `bench` extra
     python3 dev.py lint     # ruff and mypy only
@@ -47,14 +48,35 @@ def lint() -> None:
     _run(PY, "-m", "mypy")
 
 
+def workers() -> int:
+    """One pytest worker per CPU this process may use (at least 2: much of the suite waits on I/O)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(2, cpus)
+
+
+def test(rest: list[str]) -> None:
+    """The suite on `workers()` processes (pytest-xdist); `--quick` and every other option go to pytest.
+
+    Tests that must not share their resource with a concurrent test carry `xdist_group`
+    markers, so `--dist loadgroup` runs each such group on one worker.
+    """
+    if not any(arg == "-n" or arg.startswith(("-n", "--numprocesses")) for arg in rest):
+        rest = ["-n", str(workers()), "--dist", "loadgroup", *rest]
+    _run(PY, "-m", "pytest", *rest)
+
+
 def main(argv: list[str]) -> None:
     task, rest = (argv[0], argv[1:]) if argv else ("test", [])
     bootstrap()
     if task == "demo":
         _run(BIN / "mcpx-router", "demo", *rest)
     elif task == "test":
-        lint()
-        _run(PY, "-m", "pytest", *rest)
+        if "--quick" not in rest:
+            lint()
+        test(rest)
     elif task == "lint":
         lint()
     elif task == "bench":

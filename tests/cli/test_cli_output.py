@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +49,8 @@ def test_the_sdk_records_about_a_chatty_server_stay_off_the_terminal(tmp_path: P
 
 def test_a_server_that_writes_garbage_first_fails_in_one_line_at_once(tmp_path: Path) -> None:
     file = config(tmp_path, "--before", b"Hello world, starting up\n".hex())
-    started = time.perf_counter()
-    done = run("tools", "--config", str(file))
-    assert time.perf_counter() - started < 10  # not the 30 s connect timeout
+    # Failed at once: with an hour's connect timeout, waiting for it would outlast run()'s 60 s.
+    done = run("tools", "--config", str(file), "--connect-timeout", "3600")
     assert done.returncode == 1
     assert done.stderr == (
         "mcpx-router: peer 'x': the server wrote something that is not JSON-RPC on stdout: "
@@ -86,9 +84,7 @@ def test_connect_timeout_bounds_a_server_that_never_answers(
     tmp_path: Path, args: list[str], env: dict[str, str] | None
 ) -> None:
     file = config(tmp_path, "--hang")
-    started = time.perf_counter()
-    done = run(*args, "--config", str(file), "--connect-timeout", "0.5", env=env)
-    assert time.perf_counter() - started < 10
+    done = run(*args, "--config", str(file), "--connect-timeout", "0.5", env=env)  # 60 s: no hang
     assert done.returncode == 1
     lines = done.stderr.splitlines()
     assert "could not connect to peer 'x'" in lines[0] and "within 0.5 s (connect_timeout)" in lines[0]

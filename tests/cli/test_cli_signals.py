@@ -205,10 +205,22 @@ def test_topic_demo_interrupted_at_any_stage(delay: float) -> None:
 
 
 @contextmanager
-def silent_endpoint() -> Iterator[str]:
-    """An OpenAI base URL whose server takes connections and never answers."""
+def silent_endpoint() -> Iterator[tuple[str, Callable[[], None]]]:
+    """An OpenAI base URL whose server takes connections and never answers, and a function that
+    returns once a request has connected to it."""
+    accepted: list[socket.socket] = []
+
+    def requested() -> None:
+        connection, _ = server.accept()
+        accepted.append(connection)
+
     with socket.create_server(("127.0.0.1", 0)) as server:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+        server.settimeout(WAIT)
+        try:
+            yield f"http://127.0.0.1:{server.getsockname()[1]}/v1", requested
+        finally:
+            for connection in accepted:
+                connection.close()
 
 
 def _read_until(process: subprocess.Popen[str], prefix: str) -> None:
@@ -220,19 +232,19 @@ def _read_until(process: subprocess.Popen[str], prefix: str) -> None:
 
 
 def test_demo_waiting_for_the_model() -> None:
-    with silent_endpoint() as url:
+    with silent_endpoint() as (url, requested):
         env = _chat_env() | {"OPENAI_BASE_URL": url}
         with command("demo", env=env) as process:
             _read_until(process, "user: ")
-            time.sleep(0.2)  # the request is on its way
+            requested()  # the request is on its way
             assert interrupt(process, children=0) == ""
 
 
 def test_chat_waiting_for_the_model(tmp_path: Path) -> None:
     file, _ = config(tmp_path)
-    with silent_endpoint() as url:
+    with silent_endpoint() as (url, requested):
         env = _chat_env() | {"OPENAI_BASE_URL": url}
         with command("chat", "--config", str(file), "--prompt", "hi", env=env) as process:
             _read_until(process, "user: hi")
-            time.sleep(0.2)
+            requested()
             assert interrupt(process) == ""

@@ -685,7 +685,7 @@ async def test_timeout_gives_an_error_answer_quickly_while_a_sibling_succeeds(le
             else:
                 hung, fine = await adapter.dispatch([chat("1", "m__hang"), chat("2", "m__ok")])
         elapsed = time.monotonic() - started
-        assert 0.25 <= elapsed < 3
+        assert elapsed >= 0.25  # the timeout ran out; fail_after shows nothing waited much longer
         assert is_error_answer(hung)
         assert "0.3 s" in hung["content"] and "m__hang" in hung["content"]
         assert fine == {"role": "tool", "tool_call_id": "2", "content": "ok"}

@@ -355,7 +355,8 @@ async def test_a_lone_surrogate_escape_on_the_wire_fails_the_join_cleanly(anyio_
     listing never arrives: the join ends at `connect_timeout` with nothing left behind."""
     from mcpx_router import PeerUnavailableError, Router
 
-    async with Router(connect_timeout=1.0) as router:
+    # Waited out once; long enough for the second, good join of a Python server on a busy machine.
+    async with Router(connect_timeout=8.0) as router:
         spec = StdioPeer(sys.executable, [str(ODD_SERVER), "--lone-surrogate"])
         with pytest.raises(PeerUnavailableError, match="connect_timeout"):
             await router.join("odd", spec)

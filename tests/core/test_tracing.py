@@ -21,11 +21,11 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mcpx_router import HealthChanged, InProcessPeer, Outcome, Reconnect, Router
+from mcpx_router import CallProgress, HealthChanged, InProcessPeer, Outcome, Reconnect, Router
 from mcpx_router._tracing import traced_call, tracing
 
 from ..support.otel_support import named, parent_of, spans
-from ..support.router_support import next_event, tiny
+from ..support.router_support import WAIT, next_event, tiny
 
 pytestmark = pytest.mark.anyio
 
@@ -37,6 +37,11 @@ tracer = trace.get_tracer("tests")
 def chat_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+HELD: dict[str, tuple[anyio.Event, anyio.Event]] = {}
+"""`wait` calls whose label is here set the first event when they start and answer once the second
+is set, instead of sleeping: a test knows a call is running without guessing how long it takes."""
 
 
 def calc_server() -> MCPServer:
@@ -61,7 +66,12 @@ def calc_server() -> MCPServer:
     async def wait(seconds: float, label: str) -> str:
         """Answer after some seconds, inside a span of the server's own named after `label`."""
         with tracer.start_as_current_span(f"inside {label}"):
-            await anyio.sleep(seconds)
+            if label in HELD:
+                started, release = HELD[label]
+                started.set()
+                await release.wait()
+            else:
+                await anyio.sleep(seconds)
         return label
 
     return server
@@ -151,18 +161,25 @@ async def test_a_busy_peer_and_a_lost_one_are_told(spans: InMemorySpanExporter) 
     async def call(key: str, name: str, arguments: dict[str, Any], limit: float | None = None) -> None:
         outcomes[key] = await router.call(name, arguments, call_timeout=limit)
 
-    async with Router(reconnect=Reconnect(initial_delay=30, jitter=0)) as router:
-        await router.join("one", InProcessPeer(calc_server(), max_concurrency=1))
-        await router.join("s", tiny())
-        pid = int((await router.call("s__pid", {})).text)
-        with router.events() as events:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(call, "first", "one__wait", {"seconds": 0.5, "label": "first"})
-                tg.start_soon(call, "lost", "s__sleep", {"seconds": 10})
-                await anyio.sleep(0.1)
-                await call("busy", "one__wait", {"seconds": 0, "label": "second"}, 0.05)
-                os.kill(pid, signal.SIGKILL)
-                await next_event(events, HealthChanged)
+    started, release = HELD["first"] = (anyio.Event(), anyio.Event())
+    try:
+        async with Router(reconnect=Reconnect(initial_delay=30, jitter=0)) as router:
+            await router.join("one", InProcessPeer(calc_server(), max_concurrency=1))
+            await router.join("s", tiny())
+            pid = int((await router.call("s__pid", {})).text)
+            with router.events() as events:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call, "first", "one__wait", {"seconds": 0, "label": "first"})
+                    tg.start_soon(call, "lost", "s__sleep", {"seconds": 10})
+                    with anyio.fail_after(WAIT):
+                        await started.wait()  # "first" holds the one slot
+                    await call("busy", "one__wait", {"seconds": 0, "label": "second"}, 0.05)
+                    release.set()
+                    await next_event(events, CallProgress, lambda e: e.peer == "s")  # it is running
+                    os.kill(pid, signal.SIGKILL)
+                    await next_event(events, HealthChanged)
+    finally:
+        del HELD["first"]
     assert {key: o.error_type for key, o in outcomes.items()} == {
         "first": None,
         "busy": "peer_busy",

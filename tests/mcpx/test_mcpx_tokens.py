@@ -76,6 +76,25 @@ def free_port() -> int:
         return port
 
 
+class AdvancingVerifier(JWTVerifier):
+    """The gateway's verifier with a clock the test moves ahead (`ahead` seconds): a token expires
+    when the test says, not when a wall-clock second has passed on a machine that may be busy."""
+
+    def __init__(self) -> None:
+        super().__init__(SECRET, audience=AUD)
+        self.ahead = 0.0
+
+    def verify(self, token: str) -> TokenGrant | None:
+        claims = jwt.decode(token, options={"verify_signature": False})
+        if claims.get("exp", 0) <= time.time() + self.ahead:
+            return None
+        return super().verify(token)
+
+
+SHORT_TTL = 60
+"""The first token's lifetime in the stale-token tests; the clock is then moved past it."""
+
+
 class CountingProvider:
     def __init__(self, issuer: JWTIssuer, participant_id: str, ttl: float | None = None) -> None:
         self.issuer, self.participant_id, self.ttl = issuer, participant_id, ttl
@@ -147,11 +166,14 @@ async def test_a_restarted_gateway_accepts_the_tokens_signed_before() -> None:
 
 async def test_a_stale_token_is_replaced_at_once_when_reconnecting() -> None:
     issuer = JWTIssuer(SECRET, audience=AUD)
-    short_lived = CountingProvider(issuer, "agent-b", ttl=2)
-    gw = Gateway(signed_config())
+    short_lived = CountingProvider(issuer, "agent-b", ttl=SHORT_TTL)
+    verifier = AdvancingVerifier()
+    gw = Gateway(GatewayConfig(dev_tokens=False, verifier=verifier))
     async with run_gateway(gw) as url, client_in_background(url, "agent-b", short_lived) as (b, events):
         await connected(events)
-        await anyio.sleep(3.1)  # its token (at most 3 s, at least 2 s) has expired meanwhile
+        assert short_lived.calls == 1
+        verifier.ahead = 2 * SHORT_TTL  # its token has expired meanwhile; the next one lasts an hour
+        short_lived.ttl = None
         gw._rooms[TOPIC].members["agent-b"].shut(1011, "internal error")  # a connection lost
         assert (await next_event(events, ConnectionEvent)).state is ConnectionState.LOST
         await connected(events)  # the held token was refused: a new one, and in again
@@ -313,10 +335,12 @@ async def test_the_bridge_asks_its_token_service_again_when_its_token_went_stale
     async def issue(request: Request) -> JSONResponse:
         body = await request.json()
         asked.append(body)
-        return JSONResponse({"token": issuer.issue(body["participantId"], body["topic"], ttl=1)})
+        ttl = SHORT_TTL if len(asked) == 1 else None  # the first lasts a minute, later ones an hour
+        return JSONResponse({"token": issuer.issue(body["participantId"], body["topic"], ttl=ttl)})
 
     service = Starlette(routes=[Route("/token", issue, methods=["POST"])])
-    gw = Gateway(signed_config())
+    verifier = AdvancingVerifier()
+    gw = Gateway(GatewayConfig(dev_tokens=False, verifier=verifier))
     watcher = static_token(issuer.issue("agent-a", TOPIC))
     async with (
         serve_asgi(service) as service_url,
@@ -330,7 +354,7 @@ async def test_the_bridge_asks_its_token_service_again_when_its_token_went_stale
             lambda: run_bridge(url, TOPIC, "tools", BRIDGED, reconnect=FAST, token_provider=provider)
         )
         await eventually(lambda: "tools" in a.participants, 20)
-        await anyio.sleep(2.1)  # the bridge's token has expired meanwhile
+        verifier.ahead = 2 * SHORT_TTL  # the bridge's token has expired meanwhile
         gw._rooms[TOPIC].members["tools"].shut(1011, "internal error")  # its connection is lost
         await presence(events, "leave", "tools")
         await presence(events, "join", "tools")

@@ -323,9 +323,9 @@ async def test_connection_loss_is_observable_and_ends_sessions(gateway: tuple[Ga
                         await client.call_tool("slow_echo", {"text": "x", "delay": 3})
 
                 tg.start_soon(slow_call)
-                await anyio.sleep(0.2)
+                await anyio.sleep(0.2)  # the call is likely on its way; it fails either way
                 gw.close_all()
-                with anyio.fail_after(3):
+                with anyio.fail_after(15):  # not a bound to assert: ample on a busy machine
                     while True:
                         event = await next_event(events, ConnectionEvent)
                         if event.state is ConnectionState.LOST:

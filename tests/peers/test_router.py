@@ -263,7 +263,7 @@ async def test_timeouts_per_call_tool_and_peer_cancel_the_call(tmp_path: Path) -
     async with Router(call_timeout=30) as router:
         await router.join("s", peer)
         by_peer = await router.call("s__sleep", {"seconds": 5})
-        by_call = await router.call("s__echo", {"text": "fast"}, call_timeout=0.2)
+        by_call = await router.call("s__echo", {"text": "fast"}, call_timeout=WAIT)
         assert by_peer.text == "Error: s__sleep did not answer within 0.3 s; the call was abandoned"
         assert by_call.text == "fast"
         # The server reads its input in order: once `echo` is answered, the cancellation was read.

@@ -48,6 +48,9 @@ from ..support.router_support import (
 pytestmark = pytest.mark.anyio
 
 FAST = Reconnect(initial_delay=0.05, max_delay=0.2, jitter=0)
+HUNG_AFTER = 3.0
+"""The health timeout where a peer that is running must not be taken for hung: a busy machine
+answers a probe well within it; a stopped peer misses it whatever its length."""
 
 
 def chat_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -292,7 +295,7 @@ async def test_a_stopped_stdio_peer_is_hung_and_is_restarted_under_the_same_name
         params = mcp.StdioServerParameters(command=spec.command, args=list(spec.args))
         async with mcp.Client(params) as client:
             assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
-    async with Router(reconnect=FAST, health_interval=0.1, health_timeout=0.5) as router:
+    async with Router(reconnect=FAST, health_interval=0.1, health_timeout=HUNG_AFTER) as router:
         names = await router.join("s", spec)
         pid = int((await router.call("s__pid", {})).text)
         try:
@@ -308,7 +311,7 @@ async def test_a_stopped_stdio_peer_is_hung_and_is_restarted_under_the_same_name
                         in_flight = await router.call(long_call, {"seconds": 30})
                 lost = await next_event(events, HealthChanged)
                 assert not lost.healthy and lost.attempt == 0
-                hung = "TimeoutError: peer 's' did not answer a probe within 0.5 s; it seems hung"
+                hung = f"TimeoutError: peer 's' did not answer a probe within {HUNG_AFTER:g} s; it seems hung"
                 assert lost.error == hung
                 back = await next_event(events, HealthChanged)
         finally:
@@ -347,7 +350,7 @@ async def test_a_slow_call_is_not_a_hung_peer(tmp_path: Path) -> None:
     """A peer busy with a long call (and one that timed out) still answers its pings."""
     log = tmp_path / "received.jsonl"
     seen: list[RouterEvent] = []
-    async with Router(health_interval=0.1, health_timeout=2, on_event=seen.append) as router:
+    async with Router(health_interval=0.1, health_timeout=HUNG_AFTER, on_event=seen.append) as router:
         await router.join("s", tiny(env={"TINY_SERVER_LOG": str(log)}))
         pid = int((await router.call("s__pid", {})).text)
         pings_before = len(received(log, "ping"))

@@ -10,7 +10,6 @@ import json
 import stat
 from pathlib import Path
 
-import anyio
 import pytest
 
 from mcpx_router import (
@@ -28,6 +27,12 @@ from ..support.oauth_support import STATIC_TOKEN, Browser, counts, oauth_server,
 from ..support.router_support import ABANDONED_HTTP_STREAMS
 
 pytestmark = [pytest.mark.anyio, *ABANDONED_HTTP_STREAMS]
+
+TOKEN_TTL = 60
+"""Seconds an access token from an authorization code lasts: far longer than a join under load."""
+PAST_EXPIRY = 600
+"""How far the tests move the clocks (the client's and the server's) to expire such a token
+without waiting; less than the hour a refreshed token lasts."""
 
 
 async def test_without_credentials_the_join_says_authorization_is_needed() -> None:
@@ -89,9 +94,11 @@ async def test_the_authorization_code_flow_and_tokens_reused_from_the_file(tmp_p
             }
 
 
-async def test_an_expired_stored_access_token_is_refreshed(tmp_path: Path) -> None:
+async def test_an_expired_stored_access_token_is_refreshed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tokens = tmp_path / "tokens.json"
-    async with oauth_server("--code-token-ttl", "1") as server:
+    async with oauth_server("--code-token-ttl", str(TOKEN_TTL)) as server:
         browser = Browser()
         store = FileTokenStore(tokens, server.url)
         auth = oauth_provider(
@@ -100,7 +107,7 @@ async def test_an_expired_stored_access_token_is_refreshed(tmp_path: Path) -> No
         async with Router(connect_timeout=10) as router:
             await router.join("notes", HttpPeer(server.url, auth=auth))
         first = json.loads(tokens.read_text())["servers"][server.url]["tokens"]
-        await anyio.sleep(1.5)  # the access token from the code expires after 1 s
+        server.advance_clocks(monkeypatch, PAST_EXPIRY)  # the access token from the code has expired
         again = oauth_provider(server.url, redirect_handler=unexpected_visit, store=store)
         async with Router(connect_timeout=10) as router:
             await router.join("notes", HttpPeer(server.url, auth=again))
@@ -115,13 +122,16 @@ async def test_an_expired_stored_access_token_is_refreshed(tmp_path: Path) -> No
         assert refreshed["refresh_token"] != first["refresh_token"]  # the server rotates it
 
 
-async def test_an_access_token_that_expires_while_joined_is_refreshed_before_the_next_call() -> None:
-    async with oauth_server("--code-token-ttl", "1") as server:
+async def test_an_access_token_that_expires_while_joined_is_refreshed_before_the_next_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with oauth_server("--code-token-ttl", str(TOKEN_TTL)) as server:
         browser = Browser()
         auth = oauth_provider(server.url, redirect_handler=browser.visit, callback_handler=browser.callback)
         async with Router(connect_timeout=10) as router:
             await router.join("notes", HttpPeer(server.url, auth=auth))
-            await anyio.sleep(1.5)
+            assert (await counts(router, "notes"))["refreshes"] == 0
+            server.advance_clocks(monkeypatch, PAST_EXPIRY)
             assert (await router.call("notes__echo", {"text": "still here"})).text == "still here"
             assert (await counts(router, "notes"))["refreshes"] == 1
         assert len(browser.visited) == 1

@@ -130,13 +130,6 @@ def output_message(text: str) -> dict[str, Any]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _sse(data: dict[str, Any], event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {json.dumps(data)}\n\n".encode()
@@ -253,23 +246,24 @@ def replay_openai(
     """Serve `script` on 127.0.0.1 in a background thread; `replay.base_url` ends in `/v1`.
     Embeddings requests are answered by `embed` (default: a `HashingEmbedder`)."""
     replay = Replay(script=list(script), embed=embed)
-    port = _free_port()
+    # Bound here, not by uvicorn later: another test process cannot take the port in between.
+    listening = socket.create_server(("127.0.0.1", 0))
+    port = listening.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(_app(replay), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
     )
-    thread = threading.Thread(target=server.run, name="openai-replay", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [listening]}, name="openai-replay", daemon=True
+    )
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the replay endpoint did not start")
-        time.sleep(0.01)
-    replay.base_url = f"http://127.0.0.1:{port}/v1"
     try:
+        # The socket listens already: a request waits in its backlog until the server takes it.
+        replay.base_url = f"http://127.0.0.1:{port}/v1"
         yield replay
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=30)
+        listening.close()
 
 
 async def one_turn(

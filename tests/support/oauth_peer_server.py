@@ -1,7 +1,7 @@
 """An MCPServer behind OAuth over streamable HTTP on 127.0.0.1, run as a subprocess by the auth tests.
 
     python tests/support/oauth_peer_server.py PORT [--code-token-ttl SECONDS] [--static-token TOKEN]
-        [--client ID SECRET REDIRECT_URI]
+        [--client ID SECRET REDIRECT_URI] [--clock-file PATH]
 
 The server is its own authorization server (the `mcp` SDK's auth routes): dynamic client
 registration, the authorization-code grant with PKCE and refresh tokens, all in memory. Its
@@ -10,7 +10,9 @@ so a test plays the browser by fetching the authorization URL and following the 
 
 Access tokens from an authorization code expire after `--code-token-ttl` seconds (3600 by
 default); refreshed ones after an hour. `--static-token` is a bearer token accepted as it is;
-`--client` registers a confidential client beforehand (`client_secret_post`).
+`--client` registers a confidential client beforehand (`client_secret_post`). With `--clock-file`,
+the server's clock runs ahead of the wall clock by the seconds written in that file (read at each
+use), so a test expires tokens by moving the clock, without waiting.
 Tools: ``echo(text)`` and ``counts()``, how many registrations, authorizations, code exchanges
 and refreshes the server has seen (JSON). It exits when its stdin closes.
 """
@@ -49,6 +51,7 @@ class MemoryAuthorizationServer:
 
     code_token_ttl: int = 3600
     static_token: str | None = None
+    clock_file: str | None = None
     clients: dict[str, OAuthClientInformationFull] = field(default_factory=dict)
     codes: dict[str, AuthorizationCode] = field(default_factory=dict)
     access: dict[str, AccessToken] = field(default_factory=dict)
@@ -56,6 +59,14 @@ class MemoryAuthorizationServer:
     counts: dict[str, int] = field(
         default_factory=lambda: {"registrations": 0, "authorizations": 0, "exchanges": 0, "refreshes": 0}
     )
+
+    def now(self) -> float:
+        """The wall clock, moved ahead by the seconds in `clock_file` (if any)."""
+        offset = 0.0
+        if self.clock_file is not None and os.path.exists(self.clock_file):
+            with open(self.clock_file) as file:
+                offset = float(file.read().strip() or 0)
+        return time.time() + offset
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -71,7 +82,7 @@ class MemoryAuthorizationServer:
         self.codes[code] = AuthorizationCode(
             code=code,
             scopes=params.scopes or [SCOPE],
-            expires_at=time.time() + 300,
+            expires_at=self.now() + 300,
             client_id=client.client_id,
             code_challenge=params.code_challenge,
             redirect_uri=params.redirect_uri,
@@ -115,7 +126,7 @@ class MemoryAuthorizationServer:
         if self.static_token is not None and secrets.compare_digest(token, self.static_token):
             return AccessToken(token=token, client_id="static", scopes=[SCOPE])
         found = self.access.get(token)
-        if found is None or (found.expires_at is not None and found.expires_at < time.time()):
+        if found is None or (found.expires_at is not None and found.expires_at < self.now()):
             return None
         return found
 
@@ -128,7 +139,7 @@ class MemoryAuthorizationServer:
     ) -> OAuthToken:
         assert client.client_id is not None
         access, refresh = f"at-{secrets.token_urlsafe(16)}", f"rt-{secrets.token_urlsafe(16)}"
-        expires_at = int(time.time()) + ttl
+        expires_at = int(self.now()) + ttl
         self.access[access] = AccessToken(
             token=access, client_id=client.client_id, scopes=scopes, expires_at=expires_at, resource=resource
         )
@@ -181,8 +192,11 @@ def main() -> None:
     parser.add_argument("--static-token", default=None)
     parser.add_argument("--client", nargs=3, metavar=("ID", "SECRET", "REDIRECT_URI"), default=None)
     parser.add_argument("--sse", action="store_true", help="the legacy SSE transport at /sse")
+    parser.add_argument("--clock-file", default=None, help="seconds the server's clock runs ahead")
     options = parser.parse_args()
-    provider = MemoryAuthorizationServer(options.code_token_ttl, options.static_token)
+    provider = MemoryAuthorizationServer(
+        options.code_token_ttl, options.static_token, clock_file=options.clock_file
+    )
     if options.client:
         client_id, secret, redirect_uri = options.client
         provider.clients[client_id] = OAuthClientInformationFull(

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
+import pytest
 from mcp.shared.auth import AuthorizationCodeResult
 
 from mcpx_router import Router
@@ -22,11 +27,36 @@ STATIC_TOKEN = "static-test-token"
 
 
 class OAuthServer(HttpServer):
-    """tests/support/oauth_peer_server.py on a free port of 127.0.0.1."""
+    """tests/support/oauth_peer_server.py on a free port of 127.0.0.1.
+
+    Its clock and this process's `time.time()` can be moved ahead together (`advance_clocks`):
+    tokens then expire for both sides at once, with no waiting on the wall clock.
+    """
 
     def __init__(self, *options: str, sse: bool = False) -> None:
         super().__init__(sse=sse)
         self.options = (*options, "--sse") if sse else options
+        handle, self.clock_file = tempfile.mkstemp(prefix="oauth-clock-")
+        os.write(handle, b"0")
+        os.close(handle)
+        self.ahead = 0.0
+
+    def advance_clocks(self, monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+        """Move this process's wall clock (`time.time`, undone with `monkeypatch`) and the server's
+        ahead by `seconds`: the client first, so that a request in between is refreshed, not refused."""
+        real = time.time
+        monkeypatch.setattr(time, "time", lambda: real() + seconds)
+        self.ahead += seconds
+        with open(self.clock_file + ".new", "w") as file:
+            file.write(repr(self.ahead))
+        os.replace(self.clock_file + ".new", self.clock_file)
+
+    async def kill(self) -> None:
+        try:
+            await super().kill()
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(self.clock_file)
 
     async def start(self) -> None:
         args = [
@@ -35,6 +65,8 @@ class OAuthServer(HttpServer):
             str(self.port),
             "--static-token",
             STATIC_TOKEN,
+            "--clock-file",
+            self.clock_file,
             *self.options,
         ]
         self.process = await anyio.open_process(args, stdin=subprocess.PIPE, stdout=None, stderr=None)
