@@ -233,6 +233,7 @@ async def test_recall_helper() -> None:
     assert 0 < scores[1] <= scores[10] <= scores[100] == 1.0
 
 
+@pytest.mark.subprocess  # the results record the commit (`git rev-parse`)
 def test_command_line_writes_results(tmp_path: Path) -> None:
     def brain(body: dict[str, Any]) -> dict[str, Any]:
         if body["messages"][-1]["role"] == "tool":
