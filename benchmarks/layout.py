@@ -35,10 +35,17 @@ def floors() -> list[str]:
 
     @functools.cache
     def longest(name: str) -> tuple[str, ...]:
-        below = [longest(target) for target in EDGES[name] if target != name]
-        return (name, *max(below, key=len, default=()))
+        deepest: tuple[str, ...] = ()
+        for target in EDGES[name]:
+            if target != name and len(below := longest(target)) > len(deepest):
+                deepest = below
+        return (name, *deepest)
 
-    return list(max((longest(name) for name in MODULES), key=len))
+    deepest: tuple[str, ...] = ()
+    for name in MODULES:
+        if len(path := longest(name)) > len(deepest):
+            deepest = path
+    return list(deepest)
 
 
 def _module(code: CodeType) -> str | None:

@@ -3,9 +3,7 @@
 from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from ._backoff import Reconnect
 from ._catalogue import PublishedTool
-from ._choosing import MemberState
 from ._dispatch import Outcome
-from ._embedding import Embedder, OpenAIEmbedder
 from ._errors import (
     AdapterClosedError,
     ConfigError,
@@ -24,13 +22,12 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
-from ._group_face import GroupOptions
-from ._groups import GroupInfo
 from ._naming import NameTable, ToolKey, is_legal_name
-from ._reputation import LastFailure, PeerStats, StatsReport, ToolStats
-from ._sampling import OpenAISampler
 from ._session import ToolSession
-from ._tool_search import ToolSearch
+from .groups._choosing import MemberState
+from .groups._grouping import GroupOptions
+from .groups._groups import GroupInfo
+from .groups._reputation import LastFailure, PeerStats, StatsReport, ToolStats
 from .model._results import render_result
 from .model._schema import convert_parameters
 from .model._similar import GroupSuggestion, as_aliases, suggest_groups
@@ -64,7 +61,10 @@ from .peers._events import (
     ToolsChanged,
 )
 from .peers._router import PeerStatus, Router
+from .peers._sampling import OpenAISampler
 from .peers._topic_peers import TopicMembership
+from .relevance._embedding import Embedder, OpenAIEmbedder
+from .relevance._tool_search import ToolSearch
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",

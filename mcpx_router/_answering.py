@@ -18,8 +18,8 @@ from .model._calls import ToolCall, answer
 from .model._rich import chat_media_message, has_media, responses_output
 
 if TYPE_CHECKING:
-    from ._group_calls import GroupCaller
-    from ._reputation import Reputation
+    from .groups._caller import GroupCaller
+    from .groups._reputation import Reputation
     from .model._calls import Answer
 
 __all__ = ["UNSET", "Answerer"]
@@ -33,8 +33,8 @@ UNSET: Any = object()
 class Answerer:
     """Runs parsed tool calls against a catalogue and its peers and renders one answer per call.
 
-    It reads the adapter's state (catalogue, peers, progress callback) at call time and holds
-    none of its own: peers joining and leaving between calls are seen by the next call.
+    It reads the adapter's state (catalogue, peers) at call time and holds none of its own: peers
+    joining and leaving between calls are seen by the next call.
     """
 
     def __init__(
@@ -44,13 +44,14 @@ class Answerer:
         *,
         media: Literal["describe", "attach"],
         max_output_chars: int | None,
-        on_progress: Callable[[], Callable[[CallProgress], object] | None],
+        on_progress: Callable[[CallProgress], object] | None,
     ) -> None:
         self._catalogue = catalogue
         self._peers = peers
         self._media = media
         self._max_output_chars = max_output_chars
-        self._on_progress = on_progress
+        self.on_progress = on_progress
+        """Called with each progress notification a peer sends about a running call."""
         self.reputation: Reputation | None = None
         """Where each call is recorded, when statistics are kept."""
         self.groups: GroupCaller | None = None
@@ -179,7 +180,7 @@ class Answerer:
         return self.reputation.timed(tool.key, call.call_id, running)
 
     def progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None:
-        report = self._on_progress()
+        report = self.on_progress
         if report is None:
             return None
 

@@ -30,8 +30,8 @@ from openai.types.responses import Response, ResponseInputItemParam
 
 from ._adapter import OpenAIPeerToolAdapter
 from ._errors import UsageError
-from ._loop_options import ChatCreateOptions, ResponsesCreateOptions
-from ._tool_search import ToolSearch
+from .model._loop_options import ChatCreateOptions, ResponsesCreateOptions
+from .relevance._tool_search import ToolSearch
 
 __all__ = ["LoopResult", "run_chat", "run_responses"]
 

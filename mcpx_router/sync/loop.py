@@ -16,8 +16,8 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.responses import Response, ResponseInputItemParam
 
-from .._loop_options import ChatCreateOptions, ResponsesCreateOptions
 from ..loop import LoopResult, _assistant_message, _check_turns, _input_item
+from ..model._loop_options import ChatCreateOptions, ResponsesCreateOptions
 from ._calls import BlockingCalls
 
 __all__ = ["LoopResult", "run_chat", "run_responses"]

@@ -12,8 +12,8 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._errors import UsageError
-from ._naming import ToolKey, is_legal_name, shown
+from .._errors import UsageError
+from .._naming import ToolKey, is_legal_name, shown
 
 __all__ = ["GroupSpec", "auto_group_name", "check_group_name", "member_keys", "parse_aliases"]
 
