@@ -1,5 +1,7 @@
 """mcpx_router: the tools of many MCP peers, offered to a model as one flat list of OpenAI functions."""
 
+import importlib
+
 from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from ._backoff import Reconnect
 from ._catalogue import PublishedTool
@@ -139,3 +141,13 @@ __all__ = [
     "render_result",
     "suggest_groups",
 ]
+
+_SUBMODULES = frozenset({"cli", "loop", "sync", "testing"})
+"""Public modules not loaded with the package (each brings what it needs: `openai`, a thread...)."""
+
+
+def __getattr__(name: str) -> object:
+    # `mcpx_router.sync.Router`, `mcpx_router.loop.run_chat`: reachable as the docs write them.
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

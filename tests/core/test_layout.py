@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -325,6 +326,27 @@ def test_importing_the_package_loads_no_starlette_beyond_what_mcp_does(after_imp
     # The `mcp` SDK imports part of Starlette itself; our gateway's routes and ASGI app must not add to it.
     by_mcp = _loaded_after("import mcp, mcp_types")
     assert sorted(m for m in after_import - by_mcp if m.split(".")[0] == "starlette") == []
+
+
+def test_what_the_docs_name_is_reachable_as_written() -> None:
+    """`from mcpx_router import sync` then `sync.loop.run_chat`, `mcpx_router.testing.HashingEmbedder`:
+    every public dotted path the docs write resolves attribute by attribute in a fresh interpreter."""
+    root = PACKAGE.parent
+    texts = [path.read_text(encoding="utf-8") for path in [root / "README.md", *(root / "docs").glob("*.md")]]
+    paths = {
+        found
+        for text in texts
+        for found in re.findall(r"\bmcpx_router(?:\.[A-Za-z_][A-Za-z0-9_]*)+", text)
+        if f"{ROOT}.{found.split('.')[1]}" in MODULES and "._" not in found
+    }
+    assert {"mcpx_router.sync.loop.run_chat", "mcpx_router.testing.HashingEmbedder"} <= paths
+    check = (
+        "import functools, mcpx_router; from mcpx_router import sync; sync.loop.run_chat; "
+        f"[functools.reduce(getattr, p.split('.')[1:], mcpx_router) for p in {sorted(paths)!r}]"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True, timeout=60)
+    # and importing the package still loads none of them
+    assert _loaded_after("import mcpx_router") & {"mcpx_router.sync", "mcpx_router.loop", "openai"} == set()
 
 
 def test_the_gateway_side_loads_when_used() -> None:
