@@ -32,7 +32,7 @@ from .groups._grouping import AdapterEvent, Grouping, GroupOptions
 from .groups._groups import GroupInfo
 from .groups._reputation import StatsReport
 from .model._budget import MAX_TOOLS_PER_REQUEST
-from .model._calls import ToolCall, parse_one_call, parse_tool_call, tool_call_items
+from .model._calls import ToolCall, parse_one_call, parse_tool_calls
 from .model._similar import GroupSuggestion
 from .relevance._embedding import Embedder, EmbeddingIndex
 from .relevance._ranking import Ranking
@@ -595,20 +595,9 @@ class OpenAIPeerToolAdapter:
         self._check_open()
         if call_timeout is not UNSET:
             check_timeout(call_timeout)
-        items, whole_response = tool_call_items(tool_calls)
+        calls = parse_tool_calls(tool_calls)
         answerer = self._answerer
-        if len(items) == 1:  # the usual turn: no task group, no coroutine between here and the peer
-            item = items[0]
-            call = parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else 0)
-            if call is None:
-                return []
-            return answerer.answers([call], [await answerer.run(call, call_timeout)])
-        parsed = (
-            parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else index)
-            for index, item in enumerate(items)
-        )
-        calls = [call for call in parsed if call is not None]
-        if len(calls) == 1:  # one call among items passed over
+        if len(calls) == 1:  # the usual turn: no task group, no coroutine between here and the peer
             return answerer.answers(calls, [await answerer.run(calls[0], call_timeout)])
         return answerer.answers(calls, await answerer.run_all(calls, call_timeout))
 

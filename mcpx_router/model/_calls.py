@@ -78,6 +78,7 @@ __all__ = [
     "client_search",
     "parse_one_call",
     "parse_tool_call",
+    "parse_tool_calls",
     "search_output",
     "tool_call_items",
 ]
@@ -335,6 +336,20 @@ def answer(call: ToolCall, content: str | list[dict[str, Any]]) -> Answer:
     if call.shape == "custom":
         return {"type": "custom_tool_call_output", "call_id": call.call_id, "output": cast("str", content)}
     return {"role": "function", "name": call.name, "content": cast("str", content)}
+
+
+def parse_tool_calls(tool_calls: Any) -> list[ToolCall]:
+    """Every tool call in what `dispatch` was given, recognised, in order (`tool_call_items`, then
+    `parse_tool_call` on each item); items that are not ours to run are passed over."""
+    items, whole_response = tool_call_items(tool_calls)
+    if len(items) == 1:  # the usual turn
+        call = parse_tool_call(items[0], lenient=whole_response, index=None if items[0] is tool_calls else 0)
+        return [] if call is None else [call]
+    parsed = (
+        parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else index)
+        for index, item in enumerate(items)
+    )
+    return [call for call in parsed if call is not None]
 
 
 def parse_one_call(obj: Any) -> ToolCall:
