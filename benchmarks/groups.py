@@ -29,7 +29,7 @@ import mcp
 
 from mcpx_router import HealthChanged, OpenAIPeerToolAdapter, Reconnect, Router, StdioPeer, ToolKey
 from mcpx_router._dispatch import Outcome
-from mcpx_router._reputation import Reputation
+from mcpx_router.groups._reputation import Reputation
 
 from ._common import Row, Settings, collect, fmt_seconds, median
 from .dispatch import ARGUMENTS, echo_server, sequential

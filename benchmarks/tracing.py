@@ -86,7 +86,7 @@ async def run(settings: Settings) -> list[Row]:
         ):
             (public,) = await plain.add_peer("echo", client)
             await shipped.add_peer("echo", client)
-            answerer = plain._answering()
+            answerer = plain._answerer
             answerer.run = answerer._run  # type: ignore[method-assign]  # no tracing check at all
             one = [chat_call("call_0", public)]
             assert await plain.dispatch(one) == await shipped.dispatch(one)

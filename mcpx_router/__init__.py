@@ -1,11 +1,11 @@
 """mcpx_router: the tools of many MCP peers, offered to a model as one flat list of OpenAI functions."""
 
+import importlib
+
 from ._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from ._backoff import Reconnect
 from ._catalogue import PublishedTool
-from ._choosing import MemberState
 from ._dispatch import Outcome
-from ._embedding import Embedder, OpenAIEmbedder
 from ._errors import (
     AdapterClosedError,
     ConfigError,
@@ -24,13 +24,12 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
-from ._group_face import GroupOptions
-from ._groups import GroupInfo
 from ._naming import NameTable, ToolKey, is_legal_name
-from ._reputation import LastFailure, PeerStats, StatsReport, ToolStats
-from ._sampling import OpenAISampler
 from ._session import ToolSession
-from ._tool_search import ToolSearch
+from .groups._choosing import MemberState
+from .groups._grouping import GroupOptions
+from .groups._groups import GroupInfo
+from .groups._reputation import LastFailure, PeerStats, StatsReport, ToolStats
 from .model._results import render_result
 from .model._schema import convert_parameters
 from .model._similar import GroupSuggestion, as_aliases, suggest_groups
@@ -64,7 +63,10 @@ from .peers._events import (
     ToolsChanged,
 )
 from .peers._router import PeerStatus, Router
+from .peers._sampling import OpenAISampler
 from .peers._topic_peers import TopicMembership
+from .relevance._embedding import Embedder, OpenAIEmbedder
+from .relevance._tool_search import ToolSearch
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -139,3 +141,13 @@ __all__ = [
     "render_result",
     "suggest_groups",
 ]
+
+_SUBMODULES = frozenset({"cli", "integrations", "loop", "sync", "testing"})
+"""Public modules not loaded with the package (each brings what it needs: `openai`, a thread...)."""
+
+
+def __getattr__(name: str) -> object:
+    # `mcpx_router.sync.Router`, `mcpx_router.loop.run_chat`: reachable as the docs write them.
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

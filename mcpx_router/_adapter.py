@@ -1,20 +1,23 @@
-"""OpenAIPeerToolAdapter: the tools of many MCP peers out to the model, its tool calls back in."""
+"""OpenAIPeerToolAdapter: the tools of many MCP peers out to the model, its tool calls back in.
+
+One idea: the adapter is the public face of its parts (catalogue, answerer, ranking, grouping),
+so every public method is here, most of them a few lines that hand over to the part that holds
+the work; the length is their signatures, typed overloads and docstrings.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast
+from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
 
 import anyio
 import mcp_types as mt
 
 from ._answering import UNSET, Answerer
-from ._calling import CallMethods
 from ._catalogue import Catalogue, Format, PublishedTool
 from ._dispatch import CallProgress, Outcome, PeerEntry, check_limit, check_timeout, patterns
-from ._embedding import Embedder, EmbeddingIndex
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,
@@ -23,17 +26,46 @@ from ._errors import (
     UnknownToolError,
     UsageError,
 )
-from ._group_face import AdapterEvent, GroupMethods, GroupOptions
 from ._naming import ToolKey, check_peer_id, shown
-from ._ranking import RankingMethods
 from ._session import ToolSession, is_native, list_all_tools
-from .model._budget import MAX_TOOLS_PER_REQUEST, conversation_text
+from .groups._grouping import AdapterEvent, Grouping, GroupOptions
+from .groups._groups import GroupInfo
+from .groups._reputation import StatsReport
+from .model._budget import MAX_TOOLS_PER_REQUEST
+from .model._calls import ToolCall, parse_one_call, parse_tool_calls
+from .model._similar import GroupSuggestion
 from .model._stemming import DEFAULT_LANGUAGE, check_language
+from .model._written_calls import chat_with_text_calls, responses_with_text_calls, text_call_items
+from .relevance._embedding import Embedder, EmbeddingIndex
+from .relevance._ranking import Ranking
 
 if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletionFunctionToolParam
-    from openai.types.responses import FunctionToolParam
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionFunctionMessageParam,
+        ChatCompletionFunctionToolParam,
+        ChatCompletionMessage,
+        ChatCompletionToolMessageParam,
+    )
+    from openai.types.responses import (
+        FunctionToolParam,
+        Response,
+        ResponseCustomToolCallOutputParam,
+        ResponseInputItemParam,
+    )
+    from openai.types.responses.response_input_item_param import FunctionCallOutput
     from openai.types.shared_params import FunctionDefinition
+
+    from .model._calls import (
+        Answer,
+        ChatAnswer,
+        ChatCall,
+        LegacyCall,
+        ResponsesAnswer,
+        ResponsesCustomCall,
+        ResponsesFunctionCall,
+        ResponsesItem,
+    )
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "OpenAIPeerToolAdapter", "Outcome"]
 
@@ -43,7 +75,7 @@ DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told it timed out."""
 
 
-class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
+class OpenAIPeerToolAdapter:
     """Publishes the tools of many MCP peers as one flat list of OpenAI functions and answers their calls.
 
     Example:
@@ -118,12 +150,7 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
             or not (0 <= semantic_weight <= 1)
         ):
             raise UsageError(f"semantic_weight must be a number from 0 to 1, not {semantic_weight!r}")
-        self._embeddings = None if embedder is None else EmbeddingIndex(embedder)
-        self._semantic_weight = float(semantic_weight)
-        self._max_output_chars = max_output_chars
-        self._media = media
         self._call_timeout = call_timeout
-        self._max_tools = max_tools
         if strict not in (True, False, None):
             raise UsageError(f"strict must be True, False or None, not {strict!r}")
         self._catalogue = Catalogue(
@@ -138,16 +165,46 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
         """Refresh listings started so far; `_published` holds the one each peer's tools come from."""
         self._published: dict[str, int] = {}
         self._closed = False
-        self.on_progress = on_progress
         self._answerer = Answerer(
             self._catalogue,
             self._peers,
             media=media,
             max_output_chars=max_output_chars,
-            on_progress=lambda: self.on_progress,
+            on_progress=on_progress,
         )
-        self.on_event = on_event
-        self._setup_groups(options, description_limit)
+        self._ranking = Ranking(
+            self._catalogue,
+            None if embedder is None else EmbeddingIndex(embedder),
+            semantic_weight=float(semantic_weight),
+            max_tools=max_tools,
+        )
+        self._grouping = Grouping(
+            options,
+            catalogue=self._catalogue,
+            answerer=self._answerer,
+            peers=self._peers,
+            max_output_chars=max_output_chars,
+            description_limit=description_limit,
+            on_event=on_event,
+        )
+
+    @property
+    def on_progress(self) -> Callable[[CallProgress], object] | None:
+        """Called with each progress notification a peer sends about a running call."""
+        return self._answerer.on_progress
+
+    @on_progress.setter
+    def on_progress(self, value: Callable[[CallProgress], object] | None) -> None:
+        self._answerer.on_progress = value
+
+    @property
+    def on_event(self) -> Callable[[AdapterEvent], object] | None:
+        """Called with group changes, failovers and (with statistics) every call that finished."""
+        return self._grouping.on_event
+
+    @on_event.setter
+    def on_event(self, value: Callable[[AdapterEvent], object] | None) -> None:
+        self._grouping.on_event = value
 
     async def __aenter__(self) -> Self:
         self._check_open()
@@ -163,7 +220,7 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
             self._withdraw(peer)
         if not self._closed:
             self._closed = True
-            self._save_stats()
+            self._grouping.save_stats()
 
     # -- peers ------------------------------------------------------------------------------
 
@@ -328,7 +385,7 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
     @property
     def max_tools(self) -> int | None:
         """The most tools one request carries (None: no limit)."""
-        return self._max_tools
+        return self._ranking.max_tools
 
     @property
     def version(self) -> int:
@@ -356,26 +413,21 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
                 catalogue holds more than `max_tools` tools, the most relevant are chosen.
             max_tools: Override the adapter's `max_tools` for this request.
         """
-        return cast("tuple[ChatCompletionFunctionToolParam, ...]", self._view("chat", relevant_to, max_tools))
+        return cast(
+            "tuple[ChatCompletionFunctionToolParam, ...]", self._ranking.view("chat", relevant_to, max_tools)
+        )
 
     def get_responses_tools(
         self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
     ) -> tuple[FunctionToolParam, ...]:
         """The Responses API `tools` list (flat function tools); as `get_openai_tools`."""
-        return cast("tuple[FunctionToolParam, ...]", self._view("responses", relevant_to, max_tools))
+        return cast("tuple[FunctionToolParam, ...]", self._ranking.view("responses", relevant_to, max_tools))
 
     def get_openai_functions(
         self, *, relevant_to: str | Iterable[Any] | None = None, max_tools: int | None = UNSET
     ) -> tuple[FunctionDefinition, ...]:
         """The legacy `functions` list of `{name, description, parameters}`; as `get_openai_tools`."""
-        return cast("tuple[FunctionDefinition, ...]", self._view("functions", relevant_to, max_tools))
-
-    def _view(self, fmt: Format, relevant_to: str | Iterable[Any] | None, max_tools: Any) -> tuple[Any, ...]:
-        limit = self._max_tools if max_tools is UNSET else max_tools
-        check_limit("max_tools", limit)
-        if relevant_to is None or isinstance(relevant_to, str):
-            return self._catalogue.select(fmt, relevant_to or "", limit)
-        return self._catalogue.select(fmt, conversation_text(relevant_to), limit)
+        return cast("tuple[FunctionDefinition, ...]", self._ranking.view("functions", relevant_to, max_tools))
 
     def strict_report(self) -> dict[str, tuple[str, ...]]:
         """Tools offered without strict mode although it was asked for, each with the reasons."""
@@ -394,3 +446,241 @@ class OpenAIPeerToolAdapter(CallMethods, RankingMethods, GroupMethods):
             if entry.tool == tool:
                 return entry.name
         raise UnknownToolError(f"peer {peer_id!r} publishes no tool named {tool!r}", name=tool)
+
+    # -- ranking ----------------------------------------------------------------------------
+
+    async def rank_tools(self, relevant_to: str | Iterable[Any] | None) -> list[tuple[PublishedTool, float]]:
+        """Every published tool with its relevance to a query or conversation, most relevant first
+        (ties in catalogue order).
+
+        The score is BM25 (0.0: no word in common) without an embedder; with one, the blend of BM25
+        and embedding similarity, each scaled to [0, 1] over the catalogue, so 0.0 to 1.0.
+
+        Raises:
+            EmbeddingError: The embedder failed or returned unusable vectors.
+        """
+        return await self._ranking.rank_tools(relevant_to)
+
+    @overload
+    async def select_tools(
+        self,
+        fmt: Literal["chat"] = ...,
+        *,
+        relevant_to: str | Iterable[Any] | None = ...,
+        max_tools: int | None = ...,
+    ) -> tuple[ChatCompletionFunctionToolParam, ...]: ...
+    @overload
+    async def select_tools(
+        self,
+        fmt: Literal["responses"],
+        *,
+        relevant_to: str | Iterable[Any] | None = ...,
+        max_tools: int | None = ...,
+    ) -> tuple[FunctionToolParam, ...]: ...
+    @overload
+    async def select_tools(
+        self,
+        fmt: Literal["functions"],
+        *,
+        relevant_to: str | Iterable[Any] | None = ...,
+        max_tools: int | None = ...,
+    ) -> tuple[FunctionDefinition, ...]: ...
+    async def select_tools(
+        self,
+        fmt: Format = "chat",
+        *,
+        relevant_to: str | Iterable[Any] | None = None,
+        max_tools: int | None = UNSET,
+    ) -> tuple[Any, ...]:
+        """The tool list in `fmt` ("chat", "responses" or "functions") for one request, as the
+        `get_*` methods give it, but ranked with embeddings when the adapter has an embedder.
+
+        Without an embedder, or when every tool fits, it is exactly what `get_openai_tools` (or
+        its Responses and legacy variants) returns. `max_tools` overrides the adapter's.
+        """
+        return await self._ranking.select_tools(fmt, relevant_to=relevant_to, max_tools=max_tools)
+
+    async def suggest_groups(self, *, min_score: float = 0.5) -> list[GroupSuggestion]:
+        """Groups of tools of different peers that look equivalent, by embedding similarity.
+
+        Each suggestion's `score` is the least similarity between two of its members;
+        `mcpx_router.as_aliases(suggestions, min_score=...)` turns those above a threshold into
+        the `aliases` the groups option takes.
+
+        Raises:
+            UsageError: The adapter has no embedder.
+            EmbeddingError: The embedder failed or returned unusable vectors.
+        """
+        return await self._ranking.suggest_groups(min_score=min_score)
+
+    # -- groups and statistics --------------------------------------------------------------
+
+    def set_aliases(self, aliases: Mapping[str, Any], *, auto_groups: bool | None = None) -> None:
+        """Add groups (or replace those of the same names), e.g. suggestions the host accepts.
+
+        Example:
+            ```python
+            adapter.set_aliases({"search": ["web/search", "docs/search"]})
+            ```
+
+        Args:
+            aliases: As the `aliases` option; a group given an empty list of members is removed.
+            auto_groups: Turn the grouping of tools alike on or off (None: leave it as it is).
+        """
+        self._grouping.set_aliases(aliases, auto_groups=auto_groups)
+
+    def groups(self) -> tuple[GroupInfo, ...]:
+        """Every group now: the host's (published or not, with the reason) and those found alike."""
+        return self._grouping.groups()
+
+    def stats(self) -> StatsReport:
+        """Calls, failures by kind, latency percentiles and feedback, per peer and per (peer, tool).
+
+        Raises:
+            UsageError: Statistics are not kept: pass `stats=True` (they are whenever groups are).
+        """
+        return self._grouping.stats()
+
+    def feedback(self, call_id: str, ok: bool, weight: float = 1.0) -> ToolKey:
+        """Tell how good the answer to the tool call `call_id` was; it counts in that tool's and
+        peer's reputation, which chooses the members of groups. Returns the (peer, tool) it counted for.
+
+        Raises:
+            UsageError: Statistics are not kept, the call id is not one answered recently, or
+                `weight` is not a positive number.
+        """
+        return self._grouping.feedback(call_id, ok, weight)
+
+    # -- the calls: what each returns is typed by what it is given -------------------------
+    # Chat tool calls get `ChatCompletionToolMessageParam`s (`messages += await adapter.dispatch(
+    # message.tool_calls)` type-checks with `messages: list[ChatCompletionMessageParam]`),
+    # Responses items get `FunctionCallOutput` items (`input_items += ...` with
+    # `list[ResponseInputItemParam]`), legacy function calls `ChatCompletionFunctionMessageParam`s;
+    # calls of mixed types the union of them all. Plain dicts (`dict[str, Any]`) say nothing of
+    # their shape to a type checker: their answers are typed `Any`.
+
+    @overload
+    async def dispatch(
+        self,
+        tool_calls: Iterable[ChatCall] | ChatCall | None,
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
+    ) -> list[ChatAnswer]: ...
+    @overload
+    async def dispatch(
+        self,
+        tool_calls: Response | Iterable[ResponsesItem] | ResponsesFunctionCall | ResponsesCustomCall,
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
+    ) -> list[ResponsesAnswer]: ...
+    @overload
+    async def dispatch(
+        self, tool_calls: LegacyCall, *, call_timeout: float | None = ..., text_calls: bool = ...
+    ) -> list[ChatCompletionFunctionMessageParam]: ...
+    @overload
+    async def dispatch(
+        self, tool_calls: ChatCompletionMessage, *, call_timeout: float | None = ..., text_calls: bool = ...
+    ) -> list[ChatAnswer | ChatCompletionFunctionMessageParam]: ...
+    @overload
+    async def dispatch(
+        self,
+        tool_calls: Iterable[Mapping[str, Any]] | Mapping[str, Any],
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
+    ) -> list[Any]: ...
+    @overload
+    async def dispatch(
+        self,
+        tool_calls: Iterable[ChatCall | ResponsesItem | LegacyCall | Mapping[str, Any]],
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
+    ) -> list[Answer]: ...
+    async def dispatch(
+        self, tool_calls: Any, *, call_timeout: float | None = UNSET, text_calls: bool = False
+    ) -> list[Any]:
+        """Answer every tool call, concurrently; one answer per call, in call order.
+
+        A call to an unknown tool, malformed arguments, a failing or slow peer: each becomes an
+        error answer for the model; nothing a model or a peer does makes this raise. With
+        `media="attach"`, images that Chat tool calls returned follow the answers in one user
+        message (Chat tool messages carry text only).
+
+        Args:
+            tool_calls: Chat Completions tool calls, Responses `function_call` items and legacy
+                function calls, SDK objects or dicts, shapes mixed; or None, one call, an
+                assistant message, a whole `Response`. Custom tool calls get an error answer;
+                other Responses items (reasoning, calls the API ran...) are passed over.
+            call_timeout: Seconds each call may take, overriding the peer's and adapter's default.
+            text_calls: Given an assistant message that called nothing, or a `Response` without
+                function calls, answer the calls the model wrote in its text instead
+                (`recover_text_calls` gives the message to append, with the same ids).
+
+        Raises:
+            ToolCallFormatError: Something passed is no tool call of a known shape, or a call has
+                no usable id, so its answer could not be matched to it (nothing runs).
+        """
+        self._check_open()
+        if call_timeout is not UNSET:
+            check_timeout(call_timeout)
+        answerer = self._answerer
+        if text_calls:
+            tool_calls = text_call_items(tool_calls, answerer.written_names())
+        calls = parse_tool_calls(tool_calls)
+        if len(calls) == 1:  # the usual turn: no task group, no coroutine between here and the peer
+            return answerer.answers(calls, [await answerer.run(calls[0], call_timeout)])
+        return answerer.answers(calls, await answerer.run_all(calls, call_timeout))
+
+    def recover_text_calls(self, message: Any) -> ChatCompletionAssistantMessageParam | None:
+        """The Chat assistant message to append instead of `message` when the model wrote its tool
+        calls as text (Hermes `<tool_call>`, JSON, Mistral `[TOOL_CALLS]`, Llama
+        `<|python_tag|>`, pythonic `[f(a=1)]`): with those calls as `tool_calls` and only the rest
+        of the text as content; None when it holds none that can all be recovered (see
+        docs/model.md). `dispatch(message, text_calls=True)` answers them, with the same ids."""
+        recovered = chat_with_text_calls(message, self._answerer.written_names())
+        return cast("ChatCompletionAssistantMessageParam | None", recovered)
+
+    def recover_text_call_items(self, response: Any) -> list[ResponseInputItemParam] | None:
+        """As `recover_text_calls`, for a Responses reply (a `Response` or its `output`): the input
+        items to append instead of its output, the written calls as `function_call` items."""
+        items = responses_with_text_calls(response, self._answerer.written_names())
+        return cast("list[ResponseInputItemParam] | None", items)
+
+    @overload
+    async def execute_function_call(
+        self, call: ChatCall, *, call_timeout: float | None = ...
+    ) -> ChatCompletionToolMessageParam: ...
+    @overload
+    async def execute_function_call(
+        self, call: ResponsesFunctionCall, *, call_timeout: float | None = ...
+    ) -> FunctionCallOutput: ...
+    @overload
+    async def execute_function_call(
+        self, call: ResponsesCustomCall, *, call_timeout: float | None = ...
+    ) -> ResponseCustomToolCallOutputParam: ...
+    @overload
+    async def execute_function_call(
+        self, call: LegacyCall, *, call_timeout: float | None = ...
+    ) -> ChatCompletionFunctionMessageParam: ...
+    @overload
+    async def execute_function_call(
+        self, call: Mapping[str, Any], *, call_timeout: float | None = ...
+    ) -> Any: ...
+    async def execute_function_call(self, call: Any, *, call_timeout: float | None = UNSET) -> Any:
+        """Answer a single tool call (any shape `dispatch` accepts), in the call's own shape."""
+        self._check_open()
+        if call_timeout is not UNSET:
+            check_timeout(call_timeout)
+        parsed = parse_one_call(call)
+        answerer = self._answerer
+        return answerer.answer(parsed, await answerer.run(parsed, call_timeout))
+
+    async def call(
+        self, name: str, arguments: str | Mapping[str, Any] | None, *, call_timeout: float | None = UNSET
+    ) -> Outcome:
+        """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
+        self._check_open()
+        return await self._answerer.run(ToolCall("function", None, name, arguments), call_timeout)

@@ -16,10 +16,11 @@ from ._tracing import traced_call, tracing
 from .model._arguments import ArgumentsError
 from .model._calls import ToolCall, answer
 from .model._rich import chat_media_message, has_media, responses_output
+from .model._text_calls import Resolve
 
 if TYPE_CHECKING:
-    from ._group_calls import GroupCaller
-    from ._reputation import Reputation
+    from .groups._caller import GroupCaller
+    from .groups._reputation import Reputation
     from .model._calls import Answer
 
 __all__ = ["UNSET", "Answerer"]
@@ -33,8 +34,8 @@ UNSET: Any = object()
 class Answerer:
     """Runs parsed tool calls against a catalogue and its peers and renders one answer per call.
 
-    It reads the adapter's state (catalogue, peers, progress callback) at call time and holds
-    none of its own: peers joining and leaving between calls are seen by the next call.
+    It reads the adapter's state (catalogue, peers) at call time and holds none of its own: peers
+    joining and leaving between calls are seen by the next call.
     """
 
     def __init__(
@@ -44,22 +45,34 @@ class Answerer:
         *,
         media: Literal["describe", "attach"],
         max_output_chars: int | None,
-        on_progress: Callable[[], Callable[[CallProgress], object] | None],
+        on_progress: Callable[[CallProgress], object] | None,
     ) -> None:
         self._catalogue = catalogue
         self._peers = peers
         self._media = media
         self._max_output_chars = max_output_chars
-        self._on_progress = on_progress
+        self.on_progress = on_progress
+        """Called with each progress notification a peer sends about a running call."""
         self.reputation: Reputation | None = None
         """Where each call is recorded, when statistics are kept."""
         self.groups: GroupCaller | None = None
         """What runs calls to groups, once groups are asked for."""
 
-    @property
-    def catalogue(self) -> Catalogue:
-        """The catalogue the calls are resolved in."""
-        return self._catalogue
+    def written_names(self) -> Resolve:
+        """The public name a name the model wrote in its text calls (`text_calls=True`): a
+        published name or a group's, as it is; a tool's own name (`get_weather` for
+        `weather__get_weather`) when only one peer publishes it; else None."""
+        catalogue = self._catalogue
+
+        def resolve(name: str) -> str | None:
+            if catalogue.lookup(name) is not None:
+                return name
+            if self.groups is not None and catalogue.group(name) is not None:
+                return name
+            owners = {tool.name for tool in catalogue.all_tools() if tool.tool == name}
+            return owners.pop() if len(owners) == 1 else None
+
+        return resolve
 
     async def run_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Outcome]:
         """Run the calls concurrently; one outcome per call, in call order.
@@ -184,7 +197,7 @@ class Answerer:
         return self.reputation.timed(tool.key, call.call_id, running)
 
     def progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None:
-        report = self._on_progress()
+        report = self.on_progress
         if report is None:
             return None
 

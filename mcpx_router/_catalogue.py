@@ -9,16 +9,16 @@ from typing import Any
 import mcp_types as mt
 
 from ._errors import ToolConversionError
-from ._groups import GROUPS_KEY, Group, Groups, repeat_safe
-from ._listing import SchemaHash, checked_tool, plain_key
 from ._naming import NameTable, ToolKey, shown
 from ._published import Format, PublishedTool
-from ._unknown import UnknownNames
 from ._views import Views
+from .groups._groups import GROUPS_KEY, Group, Groups, repeat_safe
+from .model._listing import SchemaHash, checked_tool, plain_key
 from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
 from .model._shape import schema_shape
 from .model._stemming import DEFAULT_LANGUAGE
+from .relevance._unknown import UnknownNames
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 

@@ -13,14 +13,13 @@ import mcp
 import mcp_types as mt
 from mcp.shared.dispatcher import ProgressFnT
 
-from ._catalogue import PublishedTool
 from ._errors import PeerUnavailableError, UsageError
+from ._published import PublishedTool
 from ._session import ToolSession, call_tool, first_round_session, rejected, resume
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
 from .model._repair import drop_optional_nulls, repair_arguments
-from .model._results import render_result
-from .model._rich import truncate
+from .model._results import render
 from .model._strict_outcome import strip_added_nulls
 
 __all__ = [
@@ -289,8 +288,7 @@ async def _run(
             else:
                 with anyio.fail_after(left) as deadline:
                     result = await session.call_tool(tool.tool, arguments, **options)
-        text, is_error = render_result(result)
-        text = truncate(text, max_output_chars)
+        text, is_error = render(result, max_output_chars)
     except Exception as exc:
         # A peer may answer with the timeout code itself (a deadline of its own, upstream): that is
         # its answer, not ours, unless our time was really up.

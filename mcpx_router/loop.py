@@ -29,11 +29,11 @@ from openai.types.chat import (
 from openai.types.responses import Response, ResponseInputItemParam
 
 from ._adapter import OpenAIPeerToolAdapter
-from ._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
 from ._errors import UsageError
-from ._loop_options import ChatCreateOptions, ResponsesCreateOptions
-from ._text_hook import function_calls
-from ._tool_search import ToolSearch
+from .model._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
+from .model._loop_options import ChatCreateOptions, ResponsesCreateOptions
+from .model._written_calls import function_calls
+from .relevance._tool_search import ToolSearch
 
 __all__ = ["LoopResult", "run_chat", "run_responses"]
 

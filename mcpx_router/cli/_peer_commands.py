@@ -22,13 +22,13 @@ from .._catalogue import PublishedTool
 from .._console import USAGE, add_verbose, fail, positive_seconds, run_command
 from .._dispatch import prepare_arguments
 from .._errors import RouterError, UsageError
-from .._suggest import NameSuggester
 from ..mcpx import static_token
 from ..mcpx._topic_options import add_send_rate_flag
 from ..model._arguments import ArgumentsError
 from ..peers import PeerSpec
 from ..peers._events import CallProgress, RouterEvent
 from ..peers._router import Router
+from ..relevance._suggest import NameSuggester
 from ._arguments import RawArguments, split_arguments, typed_arguments
 from ._connect import Status, join_peers, status_line
 from ._render import (

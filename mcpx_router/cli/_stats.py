@@ -17,8 +17,8 @@ from typing import Any
 
 from .._console import USAGE, fail
 from .._errors import RouterError
-from .._reputation import PeerStats, Reputation
-from .._stats_file import load_stats
+from ..groups._reputation import PeerStats, Reputation
+from ..groups._stats_file import load_stats
 from ._render import print_json, write
 
 __all__ = ["ENV", "add_stats_file", "print_stats", "stats_file"]

@@ -16,3 +16,16 @@ Each offers the tools the router publishes now and sends every call through the 
 dispatch. docs/frameworks.md compares them with each framework's own MCP support. Nothing here is
 imported by `import mcpx_router`.
 """
+
+from __future__ import annotations
+
+import importlib
+
+_INTEGRATIONS = frozenset({"agents", "dspy", "langchain", "pydantic_ai"})
+
+
+def __getattr__(name: str) -> object:
+    # `mcpx_router.integrations.agents` reachable as the docs write it; its framework loads with it.
+    if name in _INTEGRATIONS:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 from pydantic import BaseModel
 
 from .._errors import ToolCallFormatError
+from ._passed_over import PASSED_OVER
 
 if TYPE_CHECKING:
     # The `openai` SDK's own types, for annotations only: importing the package loads no openai.
@@ -82,6 +83,7 @@ __all__ = [
     "client_search",
     "parse_one_call",
     "parse_tool_call",
+    "parse_tool_calls",
     "search_output",
     "tool_call_items",
     "usable_id",
@@ -91,53 +93,6 @@ Shape = Literal["chat", "responses", "custom", "function"]
 """How a call is answered: Chat tool message, `function_call_output`, `custom_tool_call_output`,
 or legacy function message."""
 
-PASSED_OVER: Mapping[str, str] = {
-    # Run by the API itself: their results are already in the response.
-    **dict.fromkeys(
-        (
-            "web_search_call",
-            "file_search_call",
-            "code_interpreter_call",
-            "image_generation_call",
-            "mcp_call",
-            "mcp_list_tools",
-            "program",
-        ),
-        "run by the API",
-    ),
-    # A search for deferred tools: the API's own (execution "server"), or one the client runs
-    # (execution "client"), answered by a `ToolSearch` (`client_search`), or by the host's own.
-    "tool_search_call": "run by the API; one with execution client is answered by a ToolSearch",
-    # Built-in tools the host enabled and answers itself (a screenshot, a shell's output, a patch
-    # result, an approval): nothing here can answer them.
-    **dict.fromkeys(
-        ("computer_call", "local_shell_call", "shell_call", "apply_patch_call", "mcp_approval_request"),
-        "a built-in tool the host answers",
-    ),
-    # Not calls: messages, reasoning, and the answers to calls.
-    **dict.fromkeys(
-        (
-            "message",
-            "reasoning",
-            "compaction",
-            "compaction_trigger",
-            "configuration_update",
-            "additional_tools",
-            "item_reference",
-            "function_call_output",
-            "custom_tool_call_output",
-            "computer_call_output",
-            "local_shell_call_output",
-            "shell_call_output",
-            "apply_patch_call_output",
-            "mcp_approval_response",
-            "tool_search_output",
-            "program_output",
-        ),
-        "not a call",
-    ),
-}
-"""Responses item types `dispatch` passes over without an answer, with the reason."""
 
 CUSTOM_PROBLEM = (
     "custom (free-form) tool calls are not served here; call one of the functions offered instead"
@@ -357,6 +312,20 @@ def answer(call: ToolCall, content: str | list[dict[str, Any]]) -> Answer:
     if call.shape == "custom":
         return {"type": "custom_tool_call_output", "call_id": call.call_id, "output": cast("str", content)}
     return {"role": "function", "name": call.name, "content": cast("str", content)}
+
+
+def parse_tool_calls(tool_calls: Any) -> list[ToolCall]:
+    """Every tool call in what `dispatch` was given, recognised, in order (`tool_call_items`, then
+    `parse_tool_call` on each item); items that are not ours to run are passed over."""
+    items, whole_response = tool_call_items(tool_calls)
+    if len(items) == 1:  # the usual turn
+        call = parse_tool_call(items[0], lenient=whole_response, index=None if items[0] is tool_calls else 0)
+        return [] if call is None else [call]
+    parsed = (
+        parse_tool_call(item, lenient=whole_response, index=None if item is tool_calls else index)
+        for index, item in enumerate(items)
+    )
+    return [call for call in parsed if call is not None]
 
 
 def parse_one_call(obj: Any) -> ToolCall:

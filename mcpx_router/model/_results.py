@@ -8,9 +8,15 @@ from typing import Any
 
 import mcp_types as mt
 
-__all__ = ["render_content", "render_result"]
+__all__ = ["render", "render_content", "render_result", "truncate"]
 
 NO_OUTPUT = "(the tool returned no output)"
+
+
+def render(result: mt.CallToolResult, limit: int | None) -> tuple[str, bool]:
+    """`render_result`, its text cut to about `limit` characters (`truncate`): what the model reads."""
+    text, is_error = render_result(result)
+    return truncate(text, limit), is_error
 
 
 def render_result(result: mt.CallToolResult) -> tuple[str, bool]:
@@ -127,3 +133,13 @@ def _size(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.1f} KB"
     return f"{n / (1024 * 1024):.1f} MB"
+
+
+def truncate(text: str, limit: int | None) -> str:
+    """Cut `text` to about `limit` characters, saying clearly that it was cut and by how much."""
+    if limit is None or len(text) <= limit:
+        return text
+    marker = f"\n[… output truncated: {len(text) - limit} of {len(text)} characters omitted …]\n"
+    head = max(0, (limit * 4) // 5)
+    tail = max(0, limit - head)
+    return text[:head] + marker + (text[-tail:] if tail else "")

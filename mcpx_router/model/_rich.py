@@ -17,9 +17,9 @@ from typing import Any
 
 import mcp_types as mt
 
-from ._results import render_content
+from ._results import render_content, truncate
 
-__all__ = ["chat_media_message", "has_media", "responses_output", "truncate"]
+__all__ = ["chat_media_message", "has_media", "responses_output"]
 
 _IMAGE_TYPES = {
     "image/png": "image/png",
@@ -47,16 +47,6 @@ _AUDIO_FORMATS = {
     "audio/mpeg": "mp3",
     "audio/mp3": "mp3",
 }
-
-
-def truncate(text: str, limit: int | None) -> str:
-    """Cut `text` to about `limit` characters, saying clearly that it was cut and by how much."""
-    if limit is None or len(text) <= limit:
-        return text
-    marker = f"\n[… output truncated: {len(text) - limit} of {len(text)} characters omitted …]\n"
-    head = max(0, (limit * 4) // 5)
-    tail = max(0, limit - head)
-    return text[:head] + marker + (text[-tail:] if tail else "")
 
 
 def _blob(block: Any) -> mt.BlobResourceContents | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, UsageError
-from .._group_spec import parse_aliases
+from ..groups._spec import parse_aliases
 
 __all__ = ["config_aliases", "load_aliases"]
 

@@ -16,9 +16,9 @@ from typing import Literal, Self, TypeAlias
 import anyio
 
 from .._dispatch import CallProgress
-from .._group_calls import GroupFailover
-from .._group_face import CallFinished
-from .._groups import GroupChanged
+from ..groups._caller import GroupFailover
+from ..groups._grouping import CallFinished
+from ..groups._groups import GroupChanged
 
 __all__ = [
     "CallFinished",

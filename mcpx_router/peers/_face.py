@@ -3,27 +3,50 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from .._adapter import OpenAIPeerToolAdapter
-from .._answering import UNSET, Answerer
-from .._calling import CallMethods
+from .._answering import UNSET
 from .._catalogue import PublishedTool
-from .._group_face import AdapterEvent
-from .._groups import GroupInfo
+from .._dispatch import Outcome
 from .._naming import ToolKey
-from .._reputation import StatsReport
+from ..groups._grouping import AdapterEvent
+from ..groups._groups import GroupInfo
+from ..groups._reputation import StatsReport
 from ._events import EventHub
 
 if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletionFunctionToolParam
-    from openai.types.responses import FunctionToolParam
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionFunctionMessageParam,
+        ChatCompletionFunctionToolParam,
+        ChatCompletionMessage,
+        ChatCompletionToolMessageParam,
+    )
+    from openai.types.responses import (
+        FunctionToolParam,
+        Response,
+        ResponseCustomToolCallOutputParam,
+        ResponseInputItemParam,
+    )
+    from openai.types.responses.response_input_item_param import FunctionCallOutput
     from openai.types.shared_params import FunctionDefinition
+
+    from ..model._calls import (
+        Answer,
+        ChatAnswer,
+        ChatCall,
+        LegacyCall,
+        ResponsesAnswer,
+        ResponsesCustomCall,
+        ResponsesFunctionCall,
+        ResponsesItem,
+    )
 
 __all__ = ["AdapterFace"]
 
 
-class AdapterFace(CallMethods):
+class AdapterFace:
     """The adapter's face of a Router: the tools it publishes and the calls it answers."""
 
     _adapter: OpenAIPeerToolAdapter
@@ -104,10 +127,93 @@ class AdapterFace(CallMethods):
 
         adapter.on_event = forward
 
-    # dispatch, execute_function_call and call: the adapter's own methods (`_calling.py`), with
-    # their typed overloads, answered by the adapter's answerer.
-    def _answering(self) -> Answerer:
-        return self._adapter._answering()
+    # -- the calls: the adapter's own, typed as its overloads type them -------------------
 
-    def _check_open(self) -> None:
-        self._adapter._check_open()
+    @overload
+    async def dispatch(
+        self,
+        tool_calls: Iterable[ChatCall] | ChatCall | None,
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
+    ) -> list[ChatAnswer]: ...
+    @overload
+    async def dispatch(
+        self,
+        tool_calls: Response | Iterable[ResponsesItem] | ResponsesFunctionCall | ResponsesCustomCall,
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
+    ) -> list[ResponsesAnswer]: ...
+    @overload
+    async def dispatch(
+        self, tool_calls: LegacyCall, *, call_timeout: float | None = ..., text_calls: bool = ...
+    ) -> list[ChatCompletionFunctionMessageParam]: ...
+    @overload
+    async def dispatch(
+        self, tool_calls: ChatCompletionMessage, *, call_timeout: float | None = ..., text_calls: bool = ...
+    ) -> list[ChatAnswer | ChatCompletionFunctionMessageParam]: ...
+    @overload
+    async def dispatch(
+        self,
+        tool_calls: Iterable[Mapping[str, Any]] | Mapping[str, Any],
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
+    ) -> list[Any]: ...
+    @overload
+    async def dispatch(
+        self,
+        tool_calls: Iterable[ChatCall | ResponsesItem | LegacyCall | Mapping[str, Any]],
+        *,
+        call_timeout: float | None = ...,
+        text_calls: bool = ...,
+    ) -> list[Answer]: ...
+    async def dispatch(
+        self, tool_calls: Any, *, call_timeout: float | None = UNSET, text_calls: bool = False
+    ) -> list[Any]:
+        """Answer every tool call, concurrently (see `OpenAIPeerToolAdapter.dispatch`)."""
+        answers: list[Any] = await self._adapter.dispatch(
+            tool_calls, call_timeout=call_timeout, text_calls=text_calls
+        )
+        return answers
+
+    def recover_text_calls(self, message: Any) -> ChatCompletionAssistantMessageParam | None:
+        """The assistant message with the calls the model wrote as text (see
+        `OpenAIPeerToolAdapter.recover_text_calls`)."""
+        return self._adapter.recover_text_calls(message)
+
+    def recover_text_call_items(self, response: Any) -> list[ResponseInputItemParam] | None:
+        """A Responses reply's items with the calls written as text (see
+        `OpenAIPeerToolAdapter.recover_text_call_items`)."""
+        return self._adapter.recover_text_call_items(response)
+
+    @overload
+    async def execute_function_call(
+        self, call: ChatCall, *, call_timeout: float | None = ...
+    ) -> ChatCompletionToolMessageParam: ...
+    @overload
+    async def execute_function_call(
+        self, call: ResponsesFunctionCall, *, call_timeout: float | None = ...
+    ) -> FunctionCallOutput: ...
+    @overload
+    async def execute_function_call(
+        self, call: ResponsesCustomCall, *, call_timeout: float | None = ...
+    ) -> ResponseCustomToolCallOutputParam: ...
+    @overload
+    async def execute_function_call(
+        self, call: LegacyCall, *, call_timeout: float | None = ...
+    ) -> ChatCompletionFunctionMessageParam: ...
+    @overload
+    async def execute_function_call(
+        self, call: Mapping[str, Any], *, call_timeout: float | None = ...
+    ) -> Any: ...
+    async def execute_function_call(self, call: Any, *, call_timeout: float | None = UNSET) -> Any:
+        """Answer a single tool call in its own shape (see `OpenAIPeerToolAdapter.execute_function_call`)."""
+        return await self._adapter.execute_function_call(call, call_timeout=call_timeout)
+
+    async def call(
+        self, name: str, arguments: str | Mapping[str, Any] | None, *, call_timeout: float | None = UNSET
+    ) -> Outcome:
+        """Call a tool by public name and say what became of it (see `OpenAIPeerToolAdapter.call`)."""
+        return await self._adapter.call(name, arguments, call_timeout=call_timeout)

@@ -14,8 +14,8 @@ import anyio.abc
 from .._adapter import DEFAULT_CALL_TIMEOUT, OpenAIPeerToolAdapter
 from .._backoff import Reconnect
 from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError, UsageError
-from .._group_face import GroupOptions
 from .._naming import check_peer_id
+from ..groups._grouping import GroupOptions
 from ..mcpx._pace import DEFAULT_SEND_RATE
 from ..mcpx._topic_options import ConnectionOptions
 from ._callbacks import PeerCallbacks

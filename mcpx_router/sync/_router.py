@@ -15,10 +15,10 @@ from .._answering import UNSET
 from .._backoff import Reconnect
 from .._dispatch import CallProgress
 from .._errors import AdapterClosedError, UsageError
-from .._group_face import GroupOptions
-from .._groups import GroupInfo
 from .._naming import ToolKey
-from .._reputation import StatsReport
+from ..groups._grouping import GroupOptions
+from ..groups._groups import GroupInfo
+from ..groups._reputation import StatsReport
 from ..peers._callbacks import PeerCallbacks
 from ..peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from ..peers._events import EventStream, RouterEvent

@@ -356,7 +356,7 @@ def test_the_further_create_arguments_are_exactly_the_sdks_own(api: str) -> None
     from openai.resources.chat.completions import AsyncCompletions
     from openai.resources.responses import AsyncResponses
 
-    from mcpx_router._loop_options import ChatCreateOptions, ResponsesCreateOptions
+    from mcpx_router.model._loop_options import ChatCreateOptions, ResponsesCreateOptions
 
     create, options, set_by_loop = {
         "chat": (AsyncCompletions.create, ChatCreateOptions, {"model", "messages", "tools"}),

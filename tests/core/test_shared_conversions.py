@@ -19,7 +19,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from mcpx_router._catalogue import Catalogue
-from mcpx_router._listing import plain_key
+from mcpx_router.model._listing import plain_key
 from mcpx_router.model._schema import convert_for_openai
 from mcpx_router.model._shape import schema_shape, survives_conversion
 

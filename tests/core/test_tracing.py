@@ -287,7 +287,7 @@ async def test_without_a_configured_provider_nothing_is_traced() -> None:
     assert not tracing()
     async with Router() as router:
         await router.join("calc", calc_server())
-        run = router.adapter._answering().run
+        run = router.adapter._answerer.run
         from mcpx_router.model._calls import ToolCall
 
         pending = run(ToolCall("function", "x", "calc__add", {"a": 1, "b": 1}), None)

@@ -1,6 +1,6 @@
 """Every answer is a value of the `openai` SDK type its static signature claims.
 
-`dispatch` and `execute_function_call` are overloaded by the call's type (`_calling.py`): Chat
+`dispatch` and `execute_function_call` are overloaded by the call's type (`_adapter.py`): Chat
 calls get `ChatCompletionToolMessageParam`s (and, with media="attach", one
 `ChatCompletionUserMessageParam`), Responses function calls `FunctionCallOutput`s, custom
 Responses calls `ResponseCustomToolCallOutputParam`s, legacy calls

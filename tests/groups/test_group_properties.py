@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpx_router import MemberState, NameTable, ToolKey, UsageError
-from mcpx_router._choosing import Chooser
-from mcpx_router._group_calls import GroupCaller
-from mcpx_router._group_spec import auto_group_name, check_group_name, member_keys
-from mcpx_router._groups import Group
 from mcpx_router._naming import candidate_names
 from mcpx_router._published import PublishedTool
-from mcpx_router._reputation import ERROR_KINDS, Reputation, percentile
+from mcpx_router.groups._caller import GroupCaller
+from mcpx_router.groups._choosing import Chooser
+from mcpx_router.groups._groups import Group
+from mcpx_router.groups._reputation import ERROR_KINDS, Reputation, percentile
+from mcpx_router.groups._spec import auto_group_name, check_group_name, member_keys
 
 TEXT = st.text(min_size=0, max_size=70)
 IDS = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from ._errors import UsageError
+from .._errors import UsageError
 from ._reputation import ToolStats
 
 __all__ = ["Chooser", "MemberState", "Policy", "PolicyName"]

@@ -8,6 +8,8 @@ options (or only `stats=True`) must publish it byte for byte.
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,6 +20,7 @@ from openai import AsyncOpenAI
 
 from mcpx_router import GroupChanged, OpenAIPeerToolAdapter, ToolKey, UsageError, as_aliases
 from mcpx_router._dispatch import NOT_SENT
+from mcpx_router.groups._spec import auto_group_name
 from mcpx_router.loop import run_chat
 from mcpx_router.testing import HashingEmbedder
 
@@ -70,6 +73,36 @@ async def test_auto_groups_join_tools_of_one_name_and_schema_and_leave_the_other
     assert "peer" not in first["parameters"].get("required", [])
     # search-agent and docs both have `search`, with different schemas: no group.
     assert "search" not in names(grouped)
+
+
+def test_an_automatic_group_is_named_as_the_many_peers_guide_says() -> None:
+    # docs/many-peers.md: "an automatic group takes the tool's name when it is such a name, else
+    # the name made legal with runs of `_` collapsed, and when that is taken, `_` and eight hex
+    # digits of the tool's name."
+    guide = " ".join(
+        (Path(__file__).parents[2] / "docs" / "many-peers.md").read_text(encoding="utf-8").split()
+    )
+    assert (
+        "an automatic group takes the tool's name when it is such a name, else the name made legal "
+        "with runs of `_` collapsed, and when that is taken, `_` and eight hex digits of the tool's name"
+    ) in guide
+    assert auto_group_name("search", set()) == "search"
+    assert auto_group_name("find.docs", set()) == "find_docs"
+    assert auto_group_name("find..docs/v2", set()) == "find_docs_v2"
+    assert auto_group_name("a__b", set()) == "a_b"
+    assert re.fullmatch(r"find_docs_[0-9a-f]{8}", auto_group_name("find.docs", {"find_docs"}))
+    assert re.fullmatch(r"search_[0-9a-f]{8}", auto_group_name("search", {"search"}))
+
+
+async def test_tools_named_find_docs_on_two_peers_group_as_find_docs() -> None:
+    web, docs = search_peer("web", tool="find.docs"), search_peer("docs", tool="find.docs")
+    async with connected(web=web, docs=docs) as clients, OpenAIPeerToolAdapter(auto_groups=True) as adapter:
+        for peer, client in clients.items():
+            await adapter.add_peer(peer, client)
+        assert [group.name for group in adapter.groups()] == ["find_docs"]
+        assert names(adapter.get_openai_tools())[0] == "find_docs"
+        [answer] = await adapter.dispatch([chat_call("c1", "find_docs", {"query": "x", "peer": "docs"})])
+        assert answer["content"].startswith('docs: {"query": "x"}')
 
 
 async def test_a_group_call_goes_to_one_member_without_the_peer_parameter() -> None:

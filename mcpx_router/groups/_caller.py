@@ -12,8 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._choosing import Chooser, MemberState
-from ._dispatch import (
+from .._dispatch import (
     MAY_HAVE_RUN,
     NOT_SENT,
     Outcome,
@@ -23,16 +22,17 @@ from ._dispatch import (
     run_on_peer,
     success,
 )
+from ..model._arguments import ArgumentsError, parse_arguments
+from ._choosing import Chooser, MemberState
 from ._groups import Group
 from ._reputation import Reputation
-from .model._arguments import ArgumentsError, parse_arguments
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
 
-    from ._catalogue import Catalogue
-    from ._published import PublishedTool
-    from .model._calls import ToolCall
+    from .._catalogue import Catalogue
+    from .._published import PublishedTool
+    from ..model._calls import ToolCall
 
 __all__ = ["FailoverMode", "GroupCaller", "GroupFailover"]
 

@@ -1,4 +1,4 @@
-"""The adapter's many-peer options and methods: groups of equivalent tools, statistics, feedback."""
+"""The adapter's many-peer part: its options, groups of equivalent tools, statistics, feedback."""
 
 from __future__ import annotations
 
@@ -8,21 +8,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
+from .._dispatch import Outcome, PeerEntry
+from .._errors import UsageError
+from .._naming import ToolKey
+from ._caller import FailoverMode, GroupCaller, GroupFailover
 from ._choosing import Chooser, Policy, PolicyName
-from ._dispatch import Outcome, PeerEntry
-from ._errors import UsageError
-from ._group_calls import FailoverMode, GroupCaller, GroupFailover
-from ._group_spec import GroupSpec, parse_aliases
 from ._groups import GroupChanged, GroupInfo, Groups
-from ._naming import ToolKey
 from ._reputation import Reputation, StatsReport
+from ._spec import GroupSpec, parse_aliases
 from ._stats_file import load_stats, save_stats
 
 if TYPE_CHECKING:
-    from ._answering import Answerer
-    from ._catalogue import Catalogue
+    from .._answering import Answerer
+    from .._catalogue import Catalogue
 
-__all__ = ["AdapterEvent", "CallFinished", "GroupMethods", "GroupOptions"]
+__all__ = ["AdapterEvent", "CallFinished", "GroupOptions", "Grouping"]
 
 logger = logging.getLogger("mcpx_router")
 
@@ -72,16 +72,28 @@ AdapterEvent: TypeAlias = GroupChanged | GroupFailover | CallFinished
 _KEYS = frozenset(GroupOptions.__annotations__)
 
 
-class GroupMethods:
-    """`set_aliases`, `groups`, `stats` and `feedback`, for `OpenAIPeerToolAdapter`."""
+class Grouping:
+    """The adapter's groups and statistics: its options checked, groups set up and kept, statistics
+    kept, saved and loaded, and the events they raise (`set_aliases`, `groups`, `stats` and
+    `feedback` of the adapter hand over to these)."""
 
-    _catalogue: Catalogue
-    _answerer: Answerer
-    _peers: dict[str, PeerEntry]
-    _max_output_chars: int | None
-    on_event: Callable[[AdapterEvent], object] | None
-
-    def _setup_groups(self, options: Mapping[str, Any], description_limit: int | None) -> None:
+    def __init__(
+        self,
+        options: Mapping[str, Any],
+        *,
+        catalogue: Catalogue,
+        answerer: Answerer,
+        peers: dict[str, PeerEntry],
+        max_output_chars: int | None,
+        description_limit: int | None,
+        on_event: Callable[[AdapterEvent], object] | None,
+    ) -> None:
+        self._catalogue = catalogue
+        self._answerer = answerer
+        self._peers = peers
+        self._max_output_chars = max_output_chars
+        self.on_event = on_event
+        """Called with group changes, failovers and (with statistics) every call that finished."""
         unknown = set(options) - _KEYS
         if unknown:
             raise UsageError(
@@ -117,7 +129,7 @@ class GroupMethods:
                 load_stats(self._stats_file, reputation)
         return self._reputation
 
-    def _save_stats(self) -> None:
+    def save_stats(self) -> None:
         """Write the statistics to the `stats_file`, if there is one."""
         if self._stats_file is not None and self._reputation is not None:
             save_stats(self._stats_file, self._reputation)
@@ -161,17 +173,7 @@ class GroupMethods:
         self._catalogue.set_groups(groups)
 
     def set_aliases(self, aliases: Mapping[str, Any], *, auto_groups: bool | None = None) -> None:
-        """Add groups (or replace those of the same names), e.g. suggestions the host accepts.
-
-        Example:
-            ```python
-            adapter.set_aliases({"search": ["web/search", "docs/search"]})
-            ```
-
-        Args:
-            aliases: As the `aliases` option; a group given an empty list of members is removed.
-            auto_groups: Turn the grouping of tools alike on or off (None: leave it as it is).
-        """
+        """Add groups (or replace those of the same names); see the adapter's `set_aliases`."""
         current = self._catalogue.groups
         specs = dict(current.specs) if current is not None else {}
         removed = [
@@ -189,23 +191,13 @@ class GroupMethods:
         return () if current is None else tuple(group.info() for group in current.groups.values())
 
     def stats(self) -> StatsReport:
-        """Calls, failures by kind, latency percentiles and feedback, per peer and per (peer, tool).
-
-        Raises:
-            UsageError: Statistics are not kept: pass `stats=True` (they are whenever groups are).
-        """
+        """The statistics report; UsageError when statistics are not kept."""
         if self._reputation is None:
             raise UsageError("statistics are not kept; create the adapter (or Router) with stats=True")
         return self._reputation.report()
 
     def feedback(self, call_id: str, ok: bool, weight: float = 1.0) -> ToolKey:
-        """Tell how good the answer to the tool call `call_id` was; it counts in that tool's and
-        peer's reputation, which chooses the members of groups. Returns the (peer, tool) it counted for.
-
-        Raises:
-            UsageError: Statistics are not kept, the call id is not one answered recently, or
-                `weight` is not a positive number.
-        """
+        """Count a judgement of the answer to `call_id`; see the adapter's `feedback`."""
         if self._reputation is None:
             raise UsageError("feedback needs statistics; create the adapter (or Router) with stats=True")
         return self._reputation.feedback(call_id, ok, weight)

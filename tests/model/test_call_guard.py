@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from openai import AsyncOpenAI, OpenAI
 
 from mcpx_router import InProcessPeer, OpenAIPeerToolAdapter, UsageError, sync
-from mcpx_router._call_guard import CallGuard, canonical
 from mcpx_router.loop import run_chat, run_responses
+from mcpx_router.model._call_guard import CallGuard, canonical
 from mcpx_router.sync import loop as sync_loop
 
 from ..support._model_peers import RecordingPeer, echo_arguments

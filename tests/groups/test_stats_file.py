@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpx_router import ConfigError, OpenAIPeerToolAdapter, ToolKey, UsageError
-from mcpx_router._reputation import ERROR_KINDS, Reputation
-from mcpx_router._stats_file import load_stats, save_stats
+from mcpx_router.groups._reputation import ERROR_KINDS, Reputation
+from mcpx_router.groups._stats_file import load_stats, save_stats
 
 from ..support._model_peers import connected
 from .test_groups import search_peer

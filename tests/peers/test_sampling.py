@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
-from mcpx_router._sampling import (
+from mcpx_router.peers._sampling import (
     MAX_STOP_SEQUENCES,
     SamplingRefused,
     choose_model,

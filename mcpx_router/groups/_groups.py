@@ -16,11 +16,11 @@ from typing import Any, Literal
 
 import mcp_types as mt
 
-from ._group_spec import GroupSpec, auto_group_name, member_keys
-from ._naming import ToolKey
-from ._published import PublishedTool
-from ._views import Views
-from .model._budget import shorten
+from .._naming import ToolKey
+from .._published import PublishedTool
+from .._views import Views
+from ..model._budget import shorten
+from ._spec import GroupSpec, auto_group_name, member_keys
 
 __all__ = ["GROUPS_KEY", "Group", "GroupChanged", "GroupInfo", "Groups", "repeat_safe", "shape_of"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from .model._budget import tokens
+from ._budget import tokens
 
 __all__ = ["SUGGESTED", "hint", "hinted", "query_of"]
 

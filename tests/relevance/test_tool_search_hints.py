@@ -17,8 +17,8 @@ import pytest
 from openai import AsyncOpenAI
 
 from mcpx_router import OpenAIPeerToolAdapter, ToolSearch
-from mcpx_router._search_hints import hint, hinted, query_of
 from mcpx_router.loop import run_chat, run_responses
+from mcpx_router.model._search_hints import hint, hinted, query_of
 
 from ..support._model_peers import RecordingPeer
 from ..support._openai_replay import (

@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ._errors import UsageError
+from .._errors import UsageError
+from ._calls import ToolCall, answer, parse_tool_call, tool_call_items
 from ._search_hints import hinted
-from .model._calls import ToolCall, answer, parse_tool_call, tool_call_items
 
 __all__ = ["DEFAULT_MAX_CALLS_PER_TURN", "CallGuard", "TurnPlan", "canonical"]
 

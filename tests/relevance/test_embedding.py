@@ -15,7 +15,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from mcpx_router import EmbeddingError, OpenAIEmbedder, OpenAIPeerToolAdapter, UsageError
-from mcpx_router._embedding import EmbeddingIndex, embedding_text
+from mcpx_router.relevance._embedding import EmbeddingIndex, embedding_text
 from mcpx_router.testing import HashingEmbedder
 
 from ..support._model_peers import RecordingPeer, connected

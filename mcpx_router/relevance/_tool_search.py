@@ -21,23 +21,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ._answering import UNSET
-from ._catalogue import Format, PublishedTool
-from ._dispatch import check_limit
-from ._errors import UnknownToolError, UsageError
-from ._naming import is_legal_name
+from .._answering import UNSET
+from .._catalogue import Format, PublishedTool
+from .._dispatch import check_limit
+from .._errors import UnknownToolError, UsageError
+from .._naming import is_legal_name
+from ..model._arguments import ArgumentsError, parse_arguments
+from ..model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
+from ..model._schema import chat_tool, legacy_function, responses_tool
+from ..model._search_hints import SUGGESTED, hint, hinted, query_of
 from ._ranking import query_text
-from ._search_hints import SUGGESTED, hint, hinted, query_of
-from .model._arguments import ArgumentsError, parse_arguments
-from .model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
-from .model._schema import chat_tool, legacy_function, responses_tool
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionFunctionToolParam
     from openai.types.responses import ToolParam
     from openai.types.shared_params import FunctionDefinition
 
-    from ._adapter import OpenAIPeerToolAdapter
+    from .._adapter import OpenAIPeerToolAdapter
 
 __all__ = ["ToolSearch"]
 

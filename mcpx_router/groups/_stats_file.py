@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ._errors import ConfigError
-from ._naming import ToolKey
+from .._errors import ConfigError
+from .._naming import ToolKey
 from ._reputation import ERROR_KINDS, LastFailure, Reputation, _Record
 
 __all__ = ["load_stats", "save_stats"]

@@ -12,8 +12,8 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._errors import UsageError
-from ._naming import ToolKey, is_legal_name, shown
+from .._errors import UsageError
+from .._naming import ToolKey, is_legal_name, shown
 
 __all__ = ["GroupSpec", "auto_group_name", "check_group_name", "member_keys", "parse_aliases"]
 
@@ -44,10 +44,13 @@ def check_group_name(name: object) -> str:
 def auto_group_name(tool: str, taken: Container[str]) -> str:
     """The name of the group of the tools named `tool`: that name made legal, without `__`, and free.
 
-    A name that had to change, or is taken, ends in `_` and eight hex digits of the tool's name.
+    The tool's name itself when it is such a name, else the name made legal (characters outside
+    `[a-zA-Z0-9_-]` replaced by `_`, runs of `_` collapsed, cut to 64 characters): `find.docs`
+    groups as `find_docs`. Only a name that is taken ends in `_` and eight hex digits of the
+    tool's name (docs/many-peers.md says so; a test holds the two together).
     """
     plain = _RUNS.sub("_", _ILLEGAL.sub("_", tool))[:_MAX_LEN]
-    if plain == tool and plain not in taken and plain:
+    if plain and plain not in taken:
         return plain
     salt = 0
     while True:

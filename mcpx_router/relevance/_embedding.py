@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
-from ._catalogue import PublishedTool
-from ._errors import EmbeddingError, UsageError
-from .model._budget import tokens
+from .._catalogue import PublishedTool
+from .._errors import EmbeddingError, UsageError
+from ..model._budget import tokens
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

@@ -29,9 +29,9 @@ from typing import Any, Final, TypeAlias
 
 import mcp_types as mt
 
-from ._errors import ToolConversionError
-from ._naming import shown
-from .model._schema import convert_parameters
+from .._errors import ToolConversionError
+from .._naming import shown
+from ._schema import convert_parameters
 
 __all__ = ["SchemaHash", "checked_tool", "plain_key", "repair_text"]
 

@@ -1,48 +1,29 @@
 """Tool calls written as text, turned into calls the API knows (`text_calls=True`).
 
-`model._text_calls` finds the calls in a message's text; this module gives it the catalogue's
-names and writes what it found back into the conversation's own shapes: a Chat assistant message
-gains `tool_calls` (its content keeps only the rest of the text, or None), a Responses `message`
-output item is followed by `function_call` items. The answers `dispatch` gives those calls carry
-the same ids, so the conversation stays valid for the API. Only a reply that called nothing
-natively is read: one with `tool_calls`, a `function_call` or `function_call` items is left as is.
+`_text_calls` finds the calls in a message's text, given a way to read the names (the answerer's
+`written_names`); this module writes what it found back into the conversation's own shapes: a
+Chat assistant message gains `tool_calls` (its content keeps only the rest of the text, or
+None), a Responses `message` output item is followed by `function_call` items. The answers
+`dispatch` gives those calls carry the same ids, so the conversation stays valid for the API.
+Only a reply that called nothing natively is read: one with `tool_calls`, a `function_call` or
+`function_call` items is left as is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .model._text_calls import Recovered, Resolve, recover_calls
-
-if TYPE_CHECKING:
-    from ._answering import Answerer
+from ._text_calls import Recovered, Resolve, recover_calls
 
 __all__ = [
     "chat_with_text_calls",
     "function_calls",
-    "resolver",
     "responses_with_text_calls",
     "text_call_items",
 ]
 
 _CALL_TYPES = {"function_call", "custom_tool_call"}
-
-
-def resolver(answerer: Answerer) -> Resolve:
-    """The public name a model's written name calls: a published name or a group's, as it is; a
-    tool's own name (`get_weather` for `weather__get_weather`) when only one peer publishes it."""
-    catalogue = answerer.catalogue
-
-    def resolve(name: str) -> str | None:
-        if catalogue.lookup(name) is not None:
-            return name
-        if answerer.groups is not None and catalogue.group(name) is not None:
-            return name
-        owners = {tool.name for tool in catalogue.all_tools() if tool.tool == name}
-        return owners.pop() if len(owners) == 1 else None
-
-    return resolve
 
 
 def _get(obj: Any, key: str) -> Any:

@@ -13,9 +13,9 @@ from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._dispatch import Outcome
-from ._errors import UsageError
-from ._naming import ToolKey
+from .._dispatch import Outcome
+from .._errors import UsageError
+from .._naming import ToolKey
 
 __all__ = [
     "ERROR_KINDS",

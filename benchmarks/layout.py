@@ -1,0 +1,121 @@
+"""The layout's figures: modules at the top of the package, floors of the import graph, a tool call's route.
+
+`python -m benchmarks.layout` prints them. The imports are read as tests/core/test_layout.py
+reads them (those under TYPE_CHECKING and inside functions included); the floors are the
+modules on the longest import path. The route is recorded with `sys.setprofile` while the
+adapter answers one Chat tool call on an in-process peer: every function of the package that
+starts or ends (a coroutine's waits left out), folded into the sequence of modules the call is
+in; a climb is a return into the calling module.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from types import CodeType, FrameType
+
+import anyio
+import mcp
+
+from mcpx_router import OpenAIPeerToolAdapter
+from tests.core.test_layout import EDGES, MODULES, PACKAGE
+
+from .dispatch import chat_call, echo_server
+
+__all__ = ["floors", "main", "route", "top_level"]
+
+
+def top_level() -> list[str]:
+    """The modules directly in mcpx_router/ (the package's own __init__ counted)."""
+    return sorted(name for name, path in MODULES.items() if path.parent == PACKAGE and name.count(".") <= 1)
+
+
+def floors() -> list[str]:
+    """The longest import path, from the module that imports to the one imported last."""
+
+    @functools.cache
+    def longest(name: str) -> tuple[str, ...]:
+        deepest: tuple[str, ...] = ()
+        for target in EDGES[name]:
+            if target != name and len(below := longest(target)) > len(deepest):
+                deepest = below
+        return (name, *deepest)
+
+    deepest: tuple[str, ...] = ()
+    for name in MODULES:
+        if len(path := longest(name)) > len(deepest):
+            deepest = path
+    return list(deepest)
+
+
+def _module(code: CodeType) -> str | None:
+    path = code.co_filename
+    root = str(PACKAGE)
+    if not path.startswith(root):
+        return None
+    relative = path[len(root) + 1 :].removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return "mcpx_router" if relative == "__init__" else f"mcpx_router.{relative}"
+
+
+def route() -> tuple[list[str], int]:
+    """The modules one tool call passes through from `dispatch` to its answer, and its climbs."""
+    events: list[tuple[str, FrameType, str]] = []
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event not in ("call", "return"):
+            return
+        module = _module(frame.f_code)
+        if module is None:
+            return
+        if event == "call":
+            events.append(("call", frame, module))
+            return
+        caller = frame.f_back
+        while caller is not None and _module(caller.f_code) is None:
+            caller = caller.f_back
+        if caller is not None:
+            events.append(("return", frame, _module(caller.f_code) or ""))
+
+    async def main() -> None:
+        async with mcp.Client(echo_server()) as client, OpenAIPeerToolAdapter() as adapter:
+            (public,) = await adapter.add_peer("echo", client)
+            call = [chat_call("call_0", public)]
+            await adapter.dispatch(call)  # warm: lazy imports and caches
+            sys.setprofile(profile)
+            try:
+                await adapter.dispatch(call)
+            finally:
+                sys.setprofile(None)
+
+    anyio.run(main)
+    # A coroutine that waits returns and is called again: only its first call and last return count.
+    first = {id(frame): i for i, (way, frame, _) in reversed(list(enumerate(events))) if way == "call"}
+    last = {id(frame): i for i, (way, frame, _) in enumerate(events) if way == "return"}
+    path: list[str] = []
+    climbs = 0
+    for i, (way, frame, module) in enumerate(events):
+        if (way == "call" and first[id(frame)] != i) or (way == "return" and last[id(frame)] != i):
+            continue
+        if path and path[-1] == module:
+            continue
+        if way == "return":
+            climbs += 1
+        path.append(module)
+    return path, climbs
+
+
+def main() -> None:
+    top = top_level()
+    print(f"modules at the top of mcpx_router/: {len(top)}")
+    print("  " + " ".join(name.removeprefix("mcpx_router.") for name in top))
+    longest = floors()
+    print(f"floors (modules on the longest import path): {len(longest)}")
+    print("  " + " -> ".join(name.removeprefix("mcpx_router.") for name in longest))
+    path, climbs = route()
+    short = [name.removeprefix("mcpx_router.") for name in path]
+    print(f"a tool call's route: {len(set(path))} modules entered, {len(path)} steps, {climbs} climbs")
+    print("  " + " -> ".join(short))
+
+
+if __name__ == "__main__":
+    main()

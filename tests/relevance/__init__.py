@@ -1,0 +1,1 @@
+"""Tests of mcpx_router.relevance: embeddings, ranking, the search tool, close names."""
