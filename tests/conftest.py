@@ -224,6 +224,16 @@ def _no_unmarked_processes(request: pytest.FixtureRequest, monkeypatch: pytest.M
     monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)
 
 
+@pytest.fixture(autouse=True)
+def _same_recursion_limit() -> Iterator[None]:
+    """A test that raises the interpreter's recursion limit (mypy's API, run in-process, does)
+    leaves it as it found it: how deep a schema may nest before the validator refuses it depends
+    on that limit, and another test on the same worker must see the interpreter's own."""
+    limit = sys.getrecursionlimit()
+    yield
+    sys.setrecursionlimit(limit)
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every async test runs once on asyncio and once on trio."""
