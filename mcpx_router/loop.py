@@ -107,6 +107,7 @@ async def run_chat(
     search = _searcher(adapter, tool_search)
     guard = CallGuard(lambda: adapter.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
     dispatch = adapter.dispatch if search is None else search.dispatch
+    recoverer = adapter if search is None else search  # calls written as text; the search's too
     while result.turns < max_turns:
         if search is None:
             tools: Any = await adapter.select_tools("chat", relevant_to=history)
@@ -123,7 +124,7 @@ async def run_chat(
         message = response.choices[0].message
         history.append(_assistant_message(message))
         calls: list[Any] = list(message.tool_calls or [])
-        if not calls and text_calls and (written := adapter.recover_text_calls(history[-1])) is not None:
+        if not calls and text_calls and (written := recoverer.recover_text_calls(history[-1])) is not None:
             history[-1], calls = written, list(written.get("tool_calls") or [])
         if not calls:
             result.text, result.stopped = message.content, "answer"
@@ -175,6 +176,7 @@ async def run_responses(
     search = _searcher(adapter, tool_search)
     guard = CallGuard(lambda: adapter.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
     dispatch = adapter.dispatch if search is None else search.dispatch
+    recoverer = adapter if search is None else search  # calls written as text; the search's too
     while result.turns < max_turns:
         if search is None:
             tools: Any = await adapter.select_tools("responses", relevant_to=items)
@@ -191,7 +193,7 @@ async def run_responses(
         # messages, calls the API ran itself) needs no answer. A ToolSearch answers searches too.
         turn = guard.plan(response)
         answers = turn.answers(await dispatch(turn.to_dispatch))
-        if not answers and text_calls and (written := adapter.recover_text_call_items(response)) is not None:
+        if not answers and text_calls and (written := recoverer.recover_text_call_items(response)) is not None:
             items[len(items) - len(response.output) :] = written
             turn = guard.plan(function_calls(written))
             answers = turn.answers(await dispatch(turn.to_dispatch))

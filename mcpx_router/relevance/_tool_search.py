@@ -30,11 +30,13 @@ from ..model._arguments import ArgumentsError, parse_arguments
 from ..model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
 from ..model._schema import chat_tool, legacy_function, responses_tool
 from ..model._search_hints import SUGGESTED, hint, hinted, query_of
+from ..model._text_calls import Resolve
+from ..model._written_calls import chat_with_text_calls, responses_with_text_calls
 from ._ranking import query_text
 
 if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletionFunctionToolParam
-    from openai.types.responses import ToolParam
+    from openai.types.chat import ChatCompletionAssistantMessageParam, ChatCompletionFunctionToolParam
+    from openai.types.responses import ResponseInputItemParam, ToolParam
     from openai.types.shared_params import FunctionDefinition
 
     from .._adapter import OpenAIPeerToolAdapter
@@ -129,6 +131,21 @@ class ToolSearch:
         """The tools most relevant to `query` (at most `per_search`), best first; none without a match."""
         ranked = await self._adapter.rank_tools(query)
         return [tool for tool, score in ranked if score > 0 and tool.name != self.name][: self._per_search]
+
+    def recover_text_calls(self, message: Any) -> ChatCompletionAssistantMessageParam | None:
+        """As the adapter's `recover_text_calls`, the search function's name known too: a model
+        that writes its calls as text can search."""
+        recovered = chat_with_text_calls(message, self._written_names())
+        return cast("ChatCompletionAssistantMessageParam | None", recovered)
+
+    def recover_text_call_items(self, response: Any) -> list[ResponseInputItemParam] | None:
+        """As the adapter's `recover_text_call_items`, the search function's name known too."""
+        items = responses_with_text_calls(response, self._written_names())
+        return cast("list[ResponseInputItemParam] | None", items)
+
+    def _written_names(self) -> Resolve:
+        published = self._adapter._answerer.written_names()
+        return lambda name: name if name == self.name else published(name)
 
     async def dispatch(self, tool_calls: Any, *, call_timeout: float | None = UNSET) -> list[Any]:
         """Answer every call as `adapter.dispatch` does, and the searches itself: one answer per

@@ -279,3 +279,29 @@ def test_chat_command_says_when_a_reply_holds_a_call_without_an_id(tmp_path: Pat
     assert done.returncode == 1
     assert "mcpx-router: the model endpoint sent tool calls that cannot be answered: " in done.stderr
     assert "has no usable id (got None)" in done.stderr
+
+
+async def test_a_search_written_as_text_is_run_in_a_tool_search_conversation() -> None:
+    written = '<tool_call>{"name": "find_tools", "arguments": {"query": "echo a text"}}</tool_call>'
+    script = [
+        chat_completion({"content": written}),
+        chat_completion({"content": None, "tool_calls": [tool_call("c2", "r__echo", '{"text": "hi"}')]}),
+        chat_completion({"content": "It said hi."}),
+    ]
+    with replay_openai(script) as replay:
+        async with served() as (adapter, peer), client_for(replay.base_url) as client:
+            with anyio.fail_after(SAFETY * 2):
+                result = await run_chat(
+                    client,
+                    adapter,
+                    model="m",
+                    messages=[{"role": "user", "content": "echo hi"}],
+                    text_calls=True,
+                    tool_search=True,
+                )
+    assert (result.text, result.turns, peer.calls) == ("It said hi.", 3, [("echo", {"text": "hi"})])
+    second = replay.bodies(CHAT)[1]["messages"]
+    check_chat_messages(second)
+    [search] = second[1]["tool_calls"]
+    assert search["function"]["name"] == "find_tools"
+    assert second[2]["tool_call_id"] == search["id"] and "r__echo" in second[2]["content"]
