@@ -124,7 +124,8 @@ async def run_chat(
         message = response.choices[0].message
         history.append(_assistant_message(message))
         calls: list[Any] = list(message.tool_calls or [])
-        if not calls and text_calls and (written := recoverer.recover_text_calls(history[-1])) is not None:
+        written = recoverer.recover_text_calls(history[-1]) if text_calls and not calls else None
+        if written is not None:
             history[-1], calls = written, list(written.get("tool_calls") or [])
         if not calls:
             result.text, result.stopped = message.content, "answer"
@@ -193,9 +194,10 @@ async def run_responses(
         # messages, calls the API ran itself) needs no answer. A ToolSearch answers searches too.
         turn = guard.plan(response)
         answers = turn.answers(await dispatch(turn.to_dispatch))
-        if not answers and text_calls and (written := recoverer.recover_text_call_items(response)) is not None:
-            items[len(items) - len(response.output) :] = written
-            turn = guard.plan(function_calls(written))
+        written_items = recoverer.recover_text_call_items(response) if text_calls and not answers else None
+        if written_items is not None:
+            items[len(items) - len(response.output) :] = written_items
+            turn = guard.plan(function_calls(written_items))
             answers = turn.answers(await dispatch(turn.to_dispatch))
         if not answers:
             result.text, result.stopped = response.output_text, "answer"
