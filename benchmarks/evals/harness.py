@@ -338,30 +338,26 @@ async def run_one(
     error = None
     result: LoopResult | None = None
     try:
+        opening: list[Any] = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": request.text},
+        ]
         if config == "search-responses":
-            items: list[Any] = [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": request.text},
-            ]
             result = await run_responses(
                 api,
                 adapter,
                 model=settings.model,
-                input=items,
+                input=opening,
                 max_turns=settings.max_turns,
                 tool_search=search,
                 **extra,
             )
         else:
-            messages: list[Any] = [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": request.text},
-            ]
             result = await run_chat(
                 api,
                 adapter,
                 model=settings.model,
-                messages=messages,
+                messages=opening,
                 max_turns=settings.max_turns,
                 tool_search=search,
                 **extra,
