@@ -16,12 +16,12 @@ from ._tracing import traced_call, tracing
 from .model._arguments import ArgumentsError
 from .model._calls import ToolCall, answer
 from .model._rich import chat_media_message, has_media, responses_output
-from .model._text_calls import Resolve
 
 if TYPE_CHECKING:
     from .groups._caller import GroupCaller
     from .groups._reputation import Reputation
     from .model._calls import Answer
+    from .model._text_calls import Resolve
 
 __all__ = ["UNSET", "Answerer"]
 

@@ -311,6 +311,9 @@ def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> No
         "mcpx_router.model._validation",
         "mcpx_router.model._strict",
         "mcpx_router.model._jsonstring",
+        # the first calls written as text (`text_calls=True`)
+        "mcpx_router.model._text_calls",
+        "mcpx_router.model._written_calls",
         "mcpx_router.mcpx._topic",
         "mcpx_router.mcpx._participant",
         "mcpx_router.mcpx._envelope",
