@@ -12,6 +12,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import httpx2
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from mcpx_router import PeerLeft, Router
+from mcpx_router import Outcome, PeerLeft, Router
 from mcpx_router.mcpx import MCPxClusterError, TopicClient, run_gateway, serve_participant, static_token
 from mcpx_router.mcpx._gateway_state import GatewayConfig
 
@@ -294,6 +295,88 @@ async def test_a_gateway_killed_mid_call_answers_and_its_participants_move(tmp_p
                         break
                     assert "peer 'worker'" in answer["content"], answer["content"]
                     await anyio.sleep(0.1)
+
+
+def recording_server(name: str, received: list[str]) -> MCPServer:
+    """A server whose `record` tool notes each tag it runs with."""
+    server = MCPServer(name)
+
+    @server.tool()
+    def record(tag: str) -> str:
+        """Record a tag and return it."""
+        received.append(tag)
+        return tag
+
+    return server
+
+
+async def test_rolling_restarts_under_load_lose_no_call_and_every_answer_is_true(tmp_path: Path) -> None:
+    """The three gateways are stopped and started again one after another (as an operator rolls
+    out a release) while a host keeps calls flowing to a worker on each gateway. Every call is
+    answered: a result means it ran once, "not sent" means its worker never saw it, and no call
+    runs twice; after each restart every worker answers again."""
+    with nats_server(tmp_path / "jetstream") as server, gateways(server.url, tmp_path) as procs:
+        urls = [g.url for g in procs]
+        topic = new_topic()
+        received: list[str] = []
+        outcomes: list[tuple[str, Outcome]] = []
+        names = [f"w{i}" for i in range(3)]
+        async with Router(reconnect=FAST, call_timeout=5.0) as router, AsyncExitStack() as stack:
+            for i, name in enumerate(names):
+                worker = TopicClient(
+                    starting_at(urls, i),
+                    topic,
+                    name,
+                    token_provider=static_token(token(name, topic)),
+                    reconnect=FAST,
+                )
+                await stack.enter_async_context(serve_participant(worker, recording_server(name, received)))
+                await stack.enter_async_context(worker)
+            await router.join_topic(urls, topic, "host", token_provider=static_token(token("host", topic)))
+            await eventually(lambda: {f"{n}__record" for n in names} <= {t.name for t in router.tools}, WAIT)
+            stop = anyio.Event()
+            count = 0
+
+            async def send(name: str) -> Outcome:
+                nonlocal count
+                count += 1
+                tag = f"{name}-{count}"
+                outcome = await router.call(f"{name}__record", {"tag": tag})
+                outcomes.append((tag, outcome))
+                return outcome
+
+            async def load(name: str) -> None:
+                while not stop.is_set():
+                    if (await send(name)).is_error:
+                        await anyio.sleep(0.05)
+
+            async def every_worker_answers() -> None:
+                for name in names:
+                    with anyio.fail_after(WAIT):
+                        while True:
+                            if not (await send(name)).is_error:
+                                break
+                            await anyio.sleep(0.05)
+
+            async with anyio.create_task_group() as group:
+                for name in names:
+                    group.start_soon(load, name)
+                await every_worker_answers()
+                for proc in procs:
+                    proc.stop()
+                    proc.start()
+                    await every_worker_answers()
+                stop.set()
+    ran = set(received)
+    assert len(received) == len(ran), "a call ran twice"
+    for tag, outcome in outcomes:
+        if not outcome.is_error:
+            assert outcome.text == tag and tag in ran
+        elif outcome.error_type in {"not_sent", "peer_busy", "unknown_tool"}:
+            assert tag not in ran, f"{tag} ran, but was answered {outcome.text!r}"
+        else:  # sent, and no answer came back: it may have run
+            assert outcome.error_type in {"peer_unavailable", "timeout"}, outcome.text
+    assert ran <= {tag for tag, _ in outcomes}
 
 
 async def test_nats_restarts_and_a_restarted_gateway_keeps_the_history(tmp_path: Path) -> None:
