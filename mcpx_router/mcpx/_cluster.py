@@ -7,7 +7,9 @@ Subjects, under a prefix (`mcpx` by default):
   with an ordered consumer: what was there at start is history, what follows is delivered to
   its own participants, except the frames it published itself (it delivered those already).
 - `<prefix>.d.<topic>.<participant>`: frames addressed to one participant; only the gateway
-  holding that participant's connection subscribes (core NATS, no storage).
+  holding that participant's connection subscribes (core NATS, no storage). Each is answered
+  on `<prefix>.r.<gateway>.<n>`: delivered or not; one not delivered waits for its recipient
+  while it moves between gateways (`_cluster_direct`).
 - `<prefix>.hb`: each gateway's heartbeat, every `heartbeat` seconds, listing the participants
   it holds. A gateway silent for three heartbeats is dead: its participants leave every roster.
 
@@ -23,15 +25,15 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
-import anyio.abc
 import sniffio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ._cluster_direct import DirectFrames
 from ._cluster_state import (
     Change,
     HeartbeatParts,
@@ -45,6 +47,7 @@ from ._cluster_state import (
 )
 from ._errors import MCPxClusterError
 from ._gateway_state import History, system_frame
+from ._handover import Refuse
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
@@ -56,10 +59,11 @@ logger = logging.getLogger("mcpx_router.mcpx.gateway")
 
 EXPIRY_BEATS: Final = 3
 """Heartbeats a gateway may miss before it counts as dead."""
-_PROBE_TIMEOUT: Final = 2.0
 _FIRST_ATTEMPTS: Final = 5
 """Attempts (half a second apart) to reach NATS at start, before the gateway gives up."""
 _H_GATEWAY, _H_CONN, _H_PRESENCE, _H_PID = "Mcpx-Gateway", "Mcpx-Conn", "Mcpx-Presence", "Mcpx-Participant"
+_H_MOVE = "Mcpx-Move"
+"""On a `leave`: its gateway is stopping, the participant will connect elsewhere (hold its frames)."""
 
 
 class ClusterHost(Protocol):
@@ -84,6 +88,7 @@ class Cluster:
         history_limit: int = 100,
         replicas: int = 1,
         connect_timeout: float = 10.0,
+        handover: float = 5.0,
     ) -> None:
         self.gateway_id = uuid.uuid4().hex
         self._host = host
@@ -101,9 +106,9 @@ class Cluster:
         self._loaded_upto = 0
         self._loaded = anyio.Event()
         self._nc: NATS | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
         self._closing = False
         self._beats = HeartbeatParts()
+        self.direct = DirectFrames(host, self.roster, prefix, self.gateway_id, self._op, handover)
 
     # -- what the gateway reads ---------------------------------------------------------------
 
@@ -127,6 +132,7 @@ class Cluster:
         self.roster.taken_over(topic, pid, time.monotonic())
         self._op("sub", topic, pid)
         self._publish(self._broadcast_subject(topic), text, {_H_PRESENCE: "join", _H_PID: pid, _H_CONN: conn})
+        self.direct.arrived(topic, pid)
 
     def left(self, topic: str, pid: str, conn: str, text: str | None) -> None:
         """`pid`'s connection `conn` here ended; `text` is its `leave` frame (None: it was replaced)."""
@@ -134,24 +140,26 @@ class Cluster:
             self._op("unsub", topic, pid)
         if text is not None:
             headers = {_H_PRESENCE: "leave", _H_PID: pid, _H_CONN: conn}
+            if self.direct.stopping:
+                headers[_H_MOVE] = "1"
             self._publish(self._broadcast_subject(topic), text, headers)
 
     def broadcast(self, topic: str, text: str) -> None:
         """A frame one of our participants broadcast (already delivered to our own)."""
         self._publish(self._broadcast_subject(topic), text, {})
 
-    def send(self, topic: str, pid: str, text: str, on_fail: Callable[[str, str], None]) -> None:
-        """An addressed frame for `pid`, who is not ours. When no gateway knows `pid` as present,
-        the frame goes as a request, and `on_fail(error, message)` runs if nobody holding it
-        answers; it runs at once while our link to NATS is down (the frame is not sent)."""
-        subject = f"{self._prefix}.d.{encode_token(topic)}.{encode_token(pid)}"
+    def send(self, topic: str, pid: str, text: str, on_fail: Refuse) -> None:
+        """An addressed frame for `pid`, who is not ours: `on_fail(error, message)` runs when it
+        was not delivered (see `DirectFrames`), at once while our link to NATS is down."""
         if self._nc is None or not self._nc.is_connected:
             message = "the gateways cannot reach each other now (NATS is down); send it again shortly"
             on_fail("unavailable", message)
-        elif pid in self.roster.remote(topic):
-            self._op("pub", subject, text.encode(), self._headers({}))
         else:
-            self._op("probe", subject, text.encode(), on_fail)
+            self.direct.send(topic, pid, text, on_fail, self._headers({}))
+
+    def stopping(self) -> None:
+        """The gateway is stopping: our participants' leaves are moves (the others hold their frames)."""
+        self.direct.stopping = True
 
     # -- the task -----------------------------------------------------------------------------
 
@@ -174,26 +182,26 @@ class Cluster:
                     "is JetStream enabled (nats-server -js)?"
                 ) from None
             async with anyio.create_task_group() as tg:
-                self._tg = tg
                 tg.start_soon(self._drain, ops)
                 tg.start_soon(self._beat)
+                tg.start_soon(self.direct.run)
                 yield
                 tg.cancel_scope.cancel()
         finally:
             self._closing = True
-            self._ops.close()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
-                # What is still queued (our participants' leaves, as the gateway stops) goes out.
-                while True:
-                    try:
-                        op = ops.receive_nowait()
-                    except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                        break
-                    if op[0] == "pub":
-                        await self._do(nc, op)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2 + self.direct.frames.hold):
+                # What is still queued (our participants' leaves, as the gateway stops) goes out,
+                # and the frames for them that the others answer "not delivered" reach them where
+                # they connect next, for at most the hand-over time.
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._drain, ops)
+                    await self.direct.settle(self.direct.frames.hold)
+                    self._ops.close()
                 with contextlib.suppress(Exception):
                     await nc.flush(timeout=1)
-                ops.close()
+            self._ops.close()
+            ops.close()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
                 await nc.close()
 
     async def _connect(self) -> NATS:
@@ -263,6 +271,7 @@ class Cluster:
         if self._loaded_upto == 0:
             self._loaded.set()
         await nc.subscribe(f"{self._prefix}.hb", cb=self._on_heartbeat)
+        await nc.subscribe(f"{self.direct.inbox}.*", cb=self.direct.on_answer)
         await js.subscribe(
             subjects[0],
             cb=self._on_broadcast,
@@ -280,38 +289,25 @@ class Cluster:
 
     async def _do(self, nc: NATS, op: tuple[Any, ...]) -> None:
         try:
-            if op[0] == "pub":
-                await nc.publish(op[1], op[2], headers=op[3])
+            if op[0] == "pub":  # ("pub", subject, data, headers[, reply])
+                await nc.publish(op[1], op[2], reply=op[4] if len(op) > 4 else "", headers=op[3])
             elif op[0] == "sub":
                 key = (op[1], op[2])
                 if key not in self._subs:
                     subject = f"{self._prefix}.d.{encode_token(op[1])}.{encode_token(op[2])}"
-                    self._subs[key] = await nc.subscribe(subject, cb=self._on_direct)
+                    self._subs[key] = await nc.subscribe(subject, cb=self.direct.on_direct)
             elif op[0] == "unsub":
                 sub = self._subs.pop((op[1], op[2]), None)
                 if sub is not None and self._host.local_conn(op[1], op[2]) is None:
                     await sub.unsubscribe()
                 elif sub is not None:
                     self._subs[(op[1], op[2])] = sub  # it came back meanwhile
-            elif op[0] == "probe" and self._tg is not None:
-                self._tg.start_soon(self._probe, op[1], op[2], op[3])
         except Exception as exc:  # NATS down: the frame is lost, as a dropped connection's would be
             logger.warning("NATS: %s failed: %s", op[0], exc)
 
-    async def _probe(self, subject: str, data: bytes, on_fail: Callable[[str, str], None]) -> None:
-        assert self._nc is not None
-        pid = decode_token(subject.rsplit(".", 1)[1])
-        try:
-            reply = await self._nc.request(subject, data, timeout=_PROBE_TIMEOUT, headers=self._headers({}))
-            delivered = reply.data == b"1"
-        except Exception:
-            delivered = False
-        if not delivered:
-            on_fail("unknown_recipient", f"not in topic {decode_token(subject.split('.')[2])!r}: {pid}")
-
     async def _beat(self) -> None:
         assert self._nc is not None
-        while not self._closing:
+        while not self._closing and not self.direct.stopping:  # a stopping gateway's leaves are moves
             members = list(self._host.local_members())
             for body in heartbeat_messages(self.gateway_id, heartbeat_stamp(), members):
                 self._op("pub", f"{self._prefix}.hb", body, None)
@@ -333,13 +329,6 @@ class Cluster:
             return  # more parts to come
         gateway, sent, members = whole
         self._apply(self.roster.heartbeat(gateway, members, time.monotonic(), sent), None)
-
-    async def _on_direct(self, msg: Msg) -> None:
-        _, _, topic_token, pid_token = msg.subject.split(".")
-        topic, pid = decode_token(topic_token), decode_token(pid_token)
-        delivered = self._host.deliver(topic, msg.data.decode(), to=pid)
-        if msg.reply:
-            await msg.respond(b"1" if delivered else b"0")
 
     async def _on_broadcast(self, msg: Msg) -> None:
         topic = decode_token(msg.subject.rsplit(".", 1)[1])
@@ -364,15 +353,20 @@ class Cluster:
             info = envelope.get("payload", {}).get("participant", {"id": pid})
             self._apply([self.roster.joined(topic, pid, Placement(origin, conn, info), now)], text)
         elif event == "leave":
-            self._apply([self.roster.left(topic, pid, conn, now)], text)
+            self._apply([self.roster.left(topic, pid, conn, now)], text, move=headers.get(_H_MOVE) == "1")
         else:
             self._host.deliver(topic, text)
 
-    def _apply(self, changes: Iterable[Change | None], text: str | None) -> None:
-        """Tell our participants: the frame `text` when given, else one made for each change."""
+    def _apply(self, changes: Iterable[Change | None], text: str | None, *, move: bool = False) -> None:
+        """Tell our participants: the frame `text` when given, else one made for each change
+        (`move`: a leave whose participant connects elsewhere next); frames wait or go on."""
         for change in changes:
             if change is None:
                 continue
+            if change.event == "join":
+                self.direct.arrived(change.topic, change.participant_id)
+            else:
+                self.direct.left(change.topic, change.participant_id, move=move)
             if change.replaces_local:
                 self._host.replace(change.topic, change.participant_id)
             frame = text or system_frame(

@@ -169,6 +169,7 @@ class Gateway:
                 heartbeat=self.config.nats_heartbeat,
                 history_limit=self.config.history_limit,
                 replicas=self.config.nats_replicas,
+                handover=self.config.nats_handover,
             )
         self.app = Starlette(
             routes=[
@@ -230,9 +231,10 @@ class Gateway:
             room.broadcast(text)
             return True
         conn = room.members.get(to)
-        if conn is not None:
-            conn.enqueue(text)
-        return conn is not None
+        if conn is None or conn._shut:  # closing: what it is sent now never reaches it
+            return False
+        conn.enqueue(text)
+        return True
 
     def replace(self, topic: str, participant_id: str) -> None:
         """`participant_id` connected to another gateway: close its connection here, no `leave`."""
@@ -247,6 +249,8 @@ class Gateway:
     def close_all(self) -> None:
         """Stop accepting participants and close every connection (code 1001)."""
         self._closed = True
+        if self.cluster is not None:
+            self.cluster.stopping()
         for room in self._rooms.values():
             for conn in room.members.values():
                 conn.shut(CLOSE_GOING_AWAY, "gateway shutting down")

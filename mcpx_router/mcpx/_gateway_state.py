@@ -76,6 +76,10 @@ class GatewayConfig:
     nats_heartbeat: float = 2.0
     """Seconds between this gateway's heartbeats; one silent for three is taken as dead and its
     participants leave every roster."""
+    nats_handover: float = 5.0
+    """Seconds a frame for a participant on another gateway, not delivered because that
+    participant is moving (its gateway is stopping, or it is reconnecting elsewhere), waits for
+    it to connect to any gateway; then it is refused, as for an unknown recipient (0: at once)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.nats, str):
@@ -88,6 +92,8 @@ class GatewayConfig:
             )
         if not 1 <= self.nats_replicas <= 5:
             raise ValueError(f"nats_replicas must be 1 to 5 (JetStream's range), not {self.nats_replicas!r}")
+        if not self.nats_handover >= 0:
+            raise ValueError(f"nats_handover must be seconds, 0 or more, not {self.nats_handover!r}")
         if not self.nats_heartbeat > 0:
             raise ValueError(f"nats_heartbeat must be positive seconds, not {self.nats_heartbeat!r}")
         for grant in self.tokens.values():

@@ -253,6 +253,14 @@ def gateway_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="seconds between heartbeats; a gateway silent for three is dead (default: 2)",
     )
+    parser.add_argument(
+        "--nats-handover",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long a frame for a participant moving between gateways waits for it to "
+        "reconnect before it is refused (default: 5; 0 refuses at once)",
+    )
     add_verbose(parser)
     return parser
 
@@ -300,4 +308,5 @@ def _config(args: argparse.Namespace, tokens: dict[str, TokenGrant], verifier: A
         nats_prefix=args.nats_prefix,
         nats_replicas=args.nats_replicas,
         nats_heartbeat=args.nats_heartbeat,
+        nats_handover=args.nats_handover,
     )
