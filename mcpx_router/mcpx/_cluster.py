@@ -307,9 +307,10 @@ class Cluster:
 
     async def _beat(self) -> None:
         assert self._nc is not None
-        while not self._closing and not self.direct.stopping:  # a stopping gateway's leaves are moves
+        while not self._closing:
             members = list(self._host.local_members())
-            for body in heartbeat_messages(self.gateway_id, heartbeat_stamp(), members):
+            stopping = self.direct.stopping  # the participants it no longer lists are moving
+            for body in heartbeat_messages(self.gateway_id, heartbeat_stamp(), members, stopping=stopping):
                 self._op("pub", f"{self._prefix}.hb", body, None)
             if self._nc.is_connected:
                 self._apply(self.roster.expire(time.monotonic()), None)
@@ -321,14 +322,16 @@ class Cluster:
 
     async def _on_heartbeat(self, msg: Msg) -> None:
         try:
-            whole = self._beats.add(json.loads(msg.data))
+            body = json.loads(msg.data)
+            whole = self._beats.add(body)
         except (ValueError, KeyError, TypeError):
             logger.warning("ignoring a malformed heartbeat on %s", msg.subject)
             return
         if whole is None:
             return  # more parts to come
         gateway, sent, members = whole
-        self._apply(self.roster.heartbeat(gateway, members, time.monotonic(), sent), None)
+        changes = self.roster.heartbeat(gateway, members, time.monotonic(), sent)
+        self._apply(changes, None, move=body.get("stopping") is True)
 
     async def _on_broadcast(self, msg: Msg) -> None:
         topic = decode_token(msg.subject.rsplit(".", 1)[1])

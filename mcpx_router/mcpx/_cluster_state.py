@@ -210,10 +210,16 @@ HEARTBEAT_BYTES: Final = 256 * 1024
 
 
 def heartbeat_messages(
-    gateway: str, sent: str, members: Sequence[Member], limit: int = HEARTBEAT_BYTES
+    gateway: str,
+    sent: str,
+    members: Sequence[Member],
+    limit: int = HEARTBEAT_BYTES,
+    *,
+    stopping: bool = False,
 ) -> list[bytes]:
     """One heartbeat as messages of at most about `limit` bytes each: its members in parts, each
-    part naming the heartbeat (`sent`) and how many parts it has."""
+    part naming the heartbeat (`sent`) and how many parts it has (`stopping`: the gateway is
+    stopping, the participants it no longer lists are moving to other gateways)."""
     entries = [json.dumps([t, p, c, dict(i)], separators=(",", ":")) for t, p, c, i in members]
     parts: list[list[str]] = [[]]
     size = 0
@@ -223,7 +229,8 @@ def heartbeat_messages(
             size = 0
         parts[-1].append(entry)
         size += len(entry) + 1
-    head = json.dumps({"gateway": gateway, "sent": sent, "parts": len(parts)})[:-1]
+    flag = {"stopping": True} if stopping else {}
+    head = json.dumps({"gateway": gateway, "sent": sent, "parts": len(parts), **flag})[:-1]
     return [f'{head},"part":{n},"members":[{",".join(part)}]}}'.encode() for n, part in enumerate(parts)]
 
 

@@ -90,7 +90,9 @@ def nats_server(store: Path) -> Iterator[NatsServer]:
 class GatewayProcess:
     """`mcpx-router gateway --nats URL` in a subprocess, accepting tokens signed with `SECRET`."""
 
-    def __init__(self, nats_url: str, key_file: Path, *, rate: float = 200.0) -> None:
+    def __init__(
+        self, nats_url: str, key_file: Path, *, rate: float = 200.0, handover: float | None = None
+    ) -> None:
         self.port = free_port()
         self.log = key_file.parent / f"gateway-{self.port}.log"
         self.url = f"http://127.0.0.1:{self.port}"
@@ -111,6 +113,7 @@ class GatewayProcess:
             AUDIENCE,
             "--rate",
             str(rate),
+            *(["--nats-handover", str(handover)] if handover is not None else []),
         ]
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -143,12 +146,12 @@ class GatewayProcess:
 
 @contextmanager
 def gateways(
-    nats_url: str, tmp: Path, count: int = 3, *, rate: float = 200.0
+    nats_url: str, tmp: Path, count: int = 3, *, rate: float = 200.0, handover: float | None = None
 ) -> Iterator[list[GatewayProcess]]:
     """`count` gateway processes on one NATS server, started together."""
     key_file = tmp / "jwt.key"
     key_file.write_text(SECRET)
-    procs = [GatewayProcess(nats_url, key_file, rate=rate) for _ in range(count)]
+    procs = [GatewayProcess(nats_url, key_file, rate=rate, handover=handover) for _ in range(count)]
     try:
         for proc in procs:
             proc.spawn()
