@@ -231,10 +231,9 @@ class Gateway:
             room.broadcast(text)
             return True
         conn = room.members.get(to)
-        if conn is None or conn._shut:  # closing: what it is sent now never reaches it
-            return False
-        conn.enqueue(text)
-        return True
+        if conn is not None and not conn._shut:  # a closing one never gets what it is sent now
+            conn.enqueue(text)
+        return conn is not None and not conn._shut
 
     def replace(self, topic: str, participant_id: str) -> None:
         """`participant_id` connected to another gateway: close its connection here, no `leave`."""
@@ -249,8 +248,6 @@ class Gateway:
     def close_all(self) -> None:
         """Stop accepting participants and close every connection (code 1001)."""
         self._closed = True
-        if self.cluster is not None:
-            self.cluster.stopping()
         for room in self._rooms.values():
             for conn in room.members.values():
                 conn.shut(CLOSE_GOING_AWAY, "gateway shutting down")

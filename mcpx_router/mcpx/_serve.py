@@ -148,6 +148,12 @@ async def run_gateway(
             "the NATS mode of the gateway runs on asyncio only (the NATS client, nats-py, is "
             "asyncio-only): run it with anyio.run(..., backend='asyncio'), or leave out `nats`"
         )
+
+    def shutdown() -> None:
+        if cluster is not None:
+            cluster.stopping()  # our participants' leaves are moves: the others hold their frames
+        gw.close_all()
+
     async with AsyncExitStack() as stack:
         if cluster is not None:
             await stack.enter_async_context(cluster.running())
@@ -156,7 +162,7 @@ async def run_gateway(
             host=host,
             port=port,
             max_message_bytes=gw.config.max_message_bytes,
-            on_shutdown=gw.close_all,
+            on_shutdown=shutdown,
             keepalive=keepalive,
         ) as url:
             yield url
