@@ -6,6 +6,7 @@ import re
 import textwrap
 from pathlib import Path
 
+import pytest
 from mypy import api
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -17,6 +18,7 @@ def _examples() -> list[str]:
     return [block for block in blocks if "mcpx_router.integrations" in block]
 
 
+@pytest.mark.timeout(900)  # a whole mypy run: minutes of CPU on a loaded machine, no waiting
 def test_the_examples_type_check(tmp_path: Path) -> None:
     examples = _examples()
     assert len(examples) == 4  # openai-agents, pydantic-ai, LangChain, DSPy

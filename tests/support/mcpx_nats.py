@@ -39,7 +39,7 @@ def nats_server_binary() -> str:
     return found
 
 
-def _wait_port(port: int, proc: subprocess.Popen[bytes], what: str, limit: float = 20.0) -> None:
+def _wait_port(port: int, proc: subprocess.Popen[bytes], what: str, limit: float = 90.0) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if proc.poll() is not None:
