@@ -1,7 +1,8 @@
-"""One MCPx gateway under load, against a floor: a minimal fan-out server on the same stack.
+"""One MCPx gateway under load, against a floor: a minimal fan-out server on an ASGI stack.
 
-Three processes: the server (`_gwserver.py`: our `Gateway` served by `run_gateway`, or the
-floor, a bare ASGI fan-out app served by the same Hypercorn + wsproto set-up), the load
+Three processes: the server (`_gwserver.py`: our `Gateway` served by `run_gateway`, its
+WebSockets below ASGI, or the floor, a bare ASGI fan-out app on Hypercorn + wsproto, the stack
+the gateway's WebSockets were served by until they moved below ASGI), the load
 generator (`_gwload.py`: every participant an `asyncio.Protocol` with a few-line WebSocket codec,
 so that one process drives thousands of them cheaply), and this one, which starts them and
 reads the results. On a 2-core machine the server and the load each get a core.
