@@ -144,6 +144,8 @@ class _Front:
                 await _serve_http(sock, head, self.app, self.max_message_bytes)
         except OSError:
             pass  # the client went away
+        except Exception:  # one connection's failure is logged, and ends only that connection
+            logger.exception("a connection failed")
         finally:
             sock.close()
 
