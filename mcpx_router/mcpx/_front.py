@@ -78,9 +78,17 @@ async def _read_head(sock: socket.socket) -> bytes | None:
 
 
 def _is_upgrade(head: bytes, ws_path: str) -> bool:
-    method, _, rest = head.partition(b" ")
-    target = rest.partition(b" ")[0]
-    return method == b"GET" and target.partition(b"?")[0] == ws_path.encode()
+    """Whether the head asks for a WebSocket at `ws_path` (wsproto checks the rest of it); other
+    requests, a plain `GET` of the path included, go to the ASGI app."""
+    lines = head.partition(b"\r\n\r\n")[0].split(b"\r\n")
+    method, _, rest = lines[0].partition(b" ")
+    if method != b"GET" or rest.partition(b" ")[0].partition(b"?")[0] != ws_path.encode():
+        return False
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"upgrade" and value.strip().lower() == b"websocket":
+            return True
+    return False
 
 
 class _Front:
