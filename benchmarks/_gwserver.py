@@ -7,8 +7,8 @@ Prints its base URL on one line, serves until its standard input closes, then sh
 - `gateway`: `Gateway` served by `run_gateway`, pre-shared tokens `tok-<id>` for the ids the
   load generator uses, the rate limit lifted (the limiter still runs on every frame), every
   other setting its default (history of 100, send queue of 1,024, pings every 20 s).
-- `floor`: the least a WebSocket fan-out server on the same stack does: a bare ASGI app (no
-  Starlette) served by the same `serve_asgi` (Hypercorn + wsproto, same keepalive), one send
+- `floor`: the least a WebSocket fan-out server on an ASGI stack does: a bare ASGI app (no
+  Starlette) served by `serve_asgi` (Hypercorn + wsproto, the gateway's keepalive), one send
   queue and writer task per connection as the gateway has, a one-line hello on connect, and
   each frame parsed once for its `to`: broadcast to every other connection, or sent to the
   ids named. No authentication, validation, presence, history or rate limit.

@@ -1,7 +1,8 @@
-"""One MCPx gateway under load, against a floor: a minimal fan-out server on the same stack.
+"""One MCPx gateway under load, against a floor: a minimal fan-out server on an ASGI stack.
 
-Three processes: the server (`_gwserver.py`: our `Gateway` served by `run_gateway`, or the
-floor, a bare ASGI fan-out app served by the same Hypercorn + wsproto set-up), the load
+Three processes: the server (`_gwserver.py`: our `Gateway` served by `run_gateway`, its
+WebSockets below ASGI, or the floor, a bare ASGI fan-out app on Hypercorn + wsproto, the stack
+the gateway's WebSockets were served by until they moved below ASGI), the load
 generator (`_gwload.py`: every participant an `asyncio.Protocol` with a few-line WebSocket codec,
 so that one process drives thousands of them cheaply), and this one, which starts them and
 reads the results. On a 2-core machine the server and the load each get a core.
@@ -21,7 +22,9 @@ alternate the floor and the gateway, the order swapped every round, each on a fr
 Each figure is the median over rounds; each ratio the median of per-round gateway/floor ratios.
 CPU time per frame is read from /proc for the server process, so other load on the machine
 moves it less than it moves the rates. No targets: these are the capacity figures of
-docs/scaling.md. With `MCPX_BENCH_PROFILE=DIR` set, py-spy samples every server run
+docs/scaling.md. `MCPX_BENCH_WINDOW=N` keeps N broadcasts in flight instead of `WINDOW` (to
+find the most a server delivers once the window, not the server, no longer sets the pace).
+With `MCPX_BENCH_PROFILE=DIR` set, py-spy samples every server run
 (100 Hz, without pausing it) into `DIR/<kind>-<size>-<backend>-<round>.txt` (collapsed stacks).
 """
 
@@ -225,10 +228,11 @@ def _describe(run: Run) -> str:
 async def run(settings: Settings) -> list[Row]:
     sizes = settings.participants or (QUICK_SIZES if settings.quick else SIZES)
     seconds = 2.0 if settings.quick else 5.0
+    window = int(os.environ.get("MCPX_BENCH_WINDOW", WINDOW))
     rows: list[Row] = []
     print(
         f"server on {settings.backend} (its own process), load generator on asyncio (its own process); "
-        f"{os.cpu_count()} cores; broadcast window {WINDOW}, up to {PAIRS} request/response pairs, "
+        f"{os.cpu_count()} cores; broadcast window {window}, up to {PAIRS} request/response pairs, "
         f"{seconds:g} s per phase"
     )
     profile_dir = os.environ.get("MCPX_BENCH_PROFILE")
@@ -244,7 +248,9 @@ async def run(settings: Settings) -> list[Row]:
                     if profile_dir
                     else None
                 )
-                result = await one_run(kind, size, settings.backend, seconds=seconds, profile=profile)
+                result = await one_run(
+                    kind, size, settings.backend, seconds=seconds, window=window, profile=profile
+                )
                 (floors if kind == "floor" else gateways).append(result)
                 print(f"{size:,} participants, round {index + 1}/{rounds}:")
                 print(_describe(result), flush=True)

@@ -1,4 +1,6 @@
-"""An MCPx v0 gateway as an ASGI application (Starlette), served by `run_gateway` (Hypercorn).
+"""An MCPx v0 gateway: its HTTP routes an ASGI application (Starlette), its WebSocket served below
+ASGI (`_front.py`, `_wspeer.py`: each frame encoded once for all its recipients); `run_gateway`
+serves both on one port.
 
 - `GET /v0/ws?topic=T` with `Authorization: Bearer <token>`: the realtime stream. A bad token is
   answered by closing with code 1008. The first frame is the welcome (our id, the others
@@ -18,13 +20,12 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
 
-import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
+from starlette.routing import Route
 
 from ._cluster_state import Member as ClusterMember
 from ._cluster_state import new_conn_id
@@ -43,6 +44,7 @@ from ._gateway_state import (
     valid_id,
 )
 from ._welcome import welcome_frame
+from ._wspeer import WebSocketPeer, text_frame
 
 if TYPE_CHECKING:
     from ._cluster import Cluster
@@ -53,47 +55,32 @@ CLOSE_POLICY = 1008
 CLOSE_GOING_AWAY = 1001
 CLOSE_TOO_SLOW = 1013
 CLOSE_REPLACED = 4000
+WS_PATH = "/v0/ws"
 
 
 class _Connection:
-    def __init__(self, websocket: WebSocket, member: Member, queue: int) -> None:
-        self.websocket = websocket
+    """One participant's WebSocket. `enqueue(text)` hands it a frame; a broadcast encodes its
+    frame once (`text_frame`) and hands every recipient the same bytes (`enqueue_encoded`)."""
+
+    def __init__(self, peer: WebSocketPeer, member: Member) -> None:
+        self.peer = peer
         self.member = member
         self.conn_id = new_conn_id()
-        self.send_q, self.recv_q = anyio.create_memory_object_stream[str](queue)
-        self.close_code = 1000
-        self.close_reason = ""
-        self._shut = False
 
     @property
     def participant_id(self) -> str:
         return self.member.participant_id
 
     def enqueue(self, text: str) -> None:
-        try:
-            self.send_q.send_nowait(text)
-        except anyio.WouldBlock:
+        self.enqueue_encoded(text_frame(text))
+
+    def enqueue_encoded(self, frame: bytes) -> None:
+        if not self.peer.send_frame(frame):
             logger.warning("closing %r: it does not read its frames", self.participant_id)
             self.shut(CLOSE_TOO_SLOW, "too slow: send queue full")
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass  # the connection is closing: the frame has nowhere to go
 
     def shut(self, code: int, reason: str) -> None:
-        if not self._shut:
-            self._shut = True
-            self.close_code, self.close_reason = code, reason
-            self.send_q.close()
-
-    async def write_loop(self, scope: anyio.CancelScope) -> None:
-        try:
-            async with self.recv_q:
-                async for text in self.recv_q:
-                    await self.websocket.send_text(text)
-            await self.websocket.close(self.close_code, self.close_reason)
-        except (WebSocketDisconnect, WebSocketDisconnected, RuntimeError, OSError):
-            pass  # the participant went away mid-write: its reader notices and unregisters it
-        finally:
-            scope.cancel()
+        self.peer.close(code, reason)
 
 
 class _Room:
@@ -104,9 +91,10 @@ class _Room:
         self.cluster = cluster
 
     def broadcast(self, text: str, *, exclude: str | None = None) -> None:
+        frame = text_frame(text)  # encoded once, the same bytes for everyone
         for pid, conn in list(self.members.items()):
             if pid != exclude:
-                conn.enqueue(text)
+                conn.enqueue_encoded(frame)
 
     def announce(self, conn: _Connection, event: str, *, exclude: str | None = None) -> None:
         """A presence frame (`join` or `leave` of `conn`) to everyone, and to the other gateways."""
@@ -136,6 +124,10 @@ def _admit(room: _Room, conn: _Connection, remote: Mapping[str, Any], history: l
         logger.info("%r reconnected to %r; closing its previous connection", pid, room.topic)
         old.shut(CLOSE_REPLACED, "replaced by a new connection")
     room.announce(conn, "join", exclude=pid)
+
+
+def _ignore(*_: str) -> None:
+    pass  # what a connection being closed sends
 
 
 def _bad_request(details: str) -> JSONResponse:
@@ -177,7 +169,6 @@ class Gateway:
                 Route("/v0/topics", self._list_topics, methods=["GET"]),
                 Route("/v0/topics/{topic}/participants", self._list_participants, methods=["GET"]),
                 Route("/v0/topics/{topic}/history", self._list_history, methods=["GET"]),
-                WebSocketRoute("/v0/ws", self._websocket),
             ]
         )
 
@@ -231,9 +222,10 @@ class Gateway:
             room.broadcast(text)
             return True
         conn = room.members.get(to)
-        if conn is not None and not conn._shut:  # a closing one never gets what it is sent now
-            conn.enqueue(text)
-        return conn is not None and not conn._shut
+        if conn is None or conn.peer.closing:  # a closing one never gets what it is sent now
+            return False
+        conn.enqueue(text)
+        return True
 
     def replace(self, topic: str, participant_id: str) -> None:
         """`participant_id` connected to another gateway: close its connection here, no `leave`."""
@@ -303,56 +295,43 @@ class Gateway:
 
     # -- WebSocket ----------------------------------------------------------------------------
 
-    async def _websocket(self, websocket: WebSocket) -> None:
-        topic = websocket.query_params.get("topic") or ""
-        token = _bearer(websocket.headers.get("authorization"))
+    async def serve_websocket(
+        self, peer: WebSocketPeer, target: str, headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        """Serve one accepted WebSocket (`GET /v0/ws`) until it closes; `run_gateway` calls it."""
+        query = dict(parse_qsl(urlsplit(target).query))
+        topic = query.get("topic") or ""
+        authorization = next((v for k, v in headers if k.lower() == b"authorization"), b"")
+        token = _bearer(authorization.decode("latin-1"))
         if token is None and self.config.query_tokens:
-            token = websocket.query_params.get("token")
-        await websocket.accept()
-        if self._closed:
-            await websocket.close(CLOSE_GOING_AWAY, "gateway shutting down")
-            return
+            token = query.get("token")
         grant = self.tokens.check(token, topic) if topic else None
-        if grant is None:
-            reason = "missing topic" if not topic else "invalid or expired token for this topic"
-            await websocket.close(CLOSE_POLICY, reason)
+        if self._closed or grant is None:
+            if self._closed:
+                peer.close(CLOSE_GOING_AWAY, "gateway shutting down")
+            else:
+                reason = "missing topic" if not topic else "invalid or expired token for this topic"
+                peer.close(CLOSE_POLICY, reason)
+            await peer.run(_ignore, _ignore)
             return
         pid = grant.participant_id
-        conn = _Connection(websocket, Member(pid), self.config.send_queue)
+        conn = _Connection(peer, Member(pid))
         room = self._rooms.get(topic)
         if room is None:
             history = History(self.config.history_limit) if self.cluster is None else History(0)
             room = self._rooms[topic] = _Room(topic, history, self.cluster)
         _admit(room, conn, self._remote(topic), self._history(topic).items())
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(conn.write_loop, tg.cancel_scope)
-                await self._read_loop(conn, room)
-                conn.shut(1000, "")
+            await peer.run(
+                lambda text: self._on_frame(conn, room, text),
+                lambda error, message: self._reject(conn, FrameRejected(error, message)),
+            )
         finally:
             if room.members.get(pid) is conn:
                 del room.members[pid]
                 room.announce(conn, "leave")
                 if not room.members and self._rooms.get(topic) is room:
                     del self._rooms[topic]
-
-    async def _read_loop(self, conn: _Connection, room: _Room) -> None:
-        while True:
-            try:
-                message = await conn.websocket.receive()
-            except (WebSocketDisconnect, WebSocketDisconnected, RuntimeError):
-                return
-            if message["type"] == "websocket.disconnect":
-                return
-            text = message.get("text")
-            if text is None:
-                data = message.get("bytes") or b""
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    self._reject(conn, FrameRejected("invalid_json", "binary frame is not UTF-8"))
-                    continue
-            self._on_frame(conn, room, text)
 
     def _reject(self, conn: _Connection, rejected: FrameRejected) -> None:
         logger.info("rejected a frame from %r: %s", conn.participant_id, rejected.message)

@@ -1,7 +1,8 @@
 """Running the gateway: in-process for tests (`run_gateway`) and as a command (`gateway_main`).
 
-Hypercorn serves the ASGI app on whichever backend is running (asyncio or trio), inside the
-caller's task group: nothing outlives the `async with`.
+The gateway is served by its own front door (`_front.py`: WebSockets below ASGI, HTTP through
+its ASGI app); `serve_asgi` serves any ASGI app with Hypercorn. Both run on whichever backend is
+running (asyncio or trio), inside the caller's task group: nothing outlives the `async with`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from hypercorn.utils import wrap_app
 
 from .._console import CommandParser, add_verbose, console_logging, run_command
 from ._errors import MCPxClusterError
-from ._gateway import Gateway
+from ._front import serve_front
+from ._gateway import WS_PATH, Gateway
 from ._gateway_state import GatewayConfig, TokenGrant, valid_id
 from ._keepalive import Keepalive, keepalive_settings
 from ._topic_options import add_keepalive_flags
@@ -157,15 +159,19 @@ async def run_gateway(
     async with AsyncExitStack() as stack:
         if cluster is not None:
             await stack.enter_async_context(cluster.running())
-        async with serve_asgi(
+        sock = _listen(host, port)
+        stack.callback(sock.close)
+        async with serve_front(
+            sock,
             gw.app,
-            host=host,
-            port=port,
+            gw.serve_websocket,
+            ws_path=WS_PATH,
+            send_queue=gw.config.send_queue,
             max_message_bytes=gw.config.max_message_bytes,
-            on_shutdown=shutdown,
             keepalive=keepalive,
-        ) as url:
-            yield url
+            on_shutdown=shutdown,
+        ):
+            yield _url(sock)
 
 
 async def serve_gateway(
