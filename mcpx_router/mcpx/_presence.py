@@ -1,0 +1,154 @@
+"""Presence on the gateway: joins and leaves told one by one, or coalesced, or not at all.
+
+A participant says how it wants to hear presence when it connects, with `presence=` on the
+WebSocket URL (`GET /v0/ws?topic=room&presence=batched`); gateways that do not know the
+parameter ignore it, and their clients read what the draft sends (see docs/mcpx.md, "Wire format"):
+
+- `each` (nothing given, or a value we do not know: what clients of the draft expect): a `join`
+  or `leave` envelope per participant, at once; the welcome lists everyone present.
+- `batched`: at most one presence frame per topic every `presence_interval` seconds,
+  `{"event": "batch", "version": n, "joined": [...], "left": [...]}`: the net change since
+  batch n - 1, encoded once and the same text queued to every such participant. Its welcome
+  lists the roster as of batch n - 1 (`roster_version`), so that the batches after it are exactly
+  what it misses; the roster's text is made once per version and shared by every welcome.
+- `none`: no presence frames at all; the welcome as for `batched`.
+
+`RosterBook` is the bookkeeping of one topic (no I/O); `PresenceClock` runs the batches of every
+topic of a gateway, one task for all of them, while `running()` lasts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, Final, Protocol
+
+import anyio
+
+from ._gateway_state import History, system_frame
+from ._welcome import shared_welcome_frame
+
+__all__ = ["BATCHED", "EACH", "NONE", "PresenceClock", "RosterBook", "presence_mode"]
+
+EACH: Final = "each"
+BATCHED: Final = "batched"
+NONE: Final = "none"
+
+
+def presence_mode(value: str | None) -> str:
+    """The mode a participant asked for; anything unknown is `each`, what the draft sends."""
+    return value if value in (BATCHED, NONE) else EACH
+
+
+class RosterBook:
+    """One topic's roster as its batches have told it, and what changed since the last batch.
+
+    Args:
+        present: Who is present when the book is opened (on other gateways, in the NATS mode).
+    """
+
+    def __init__(self, present: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self.version = 0
+        """The number of the last batch; the welcome's `roster_version`."""
+        self._told: dict[str, Mapping[str, Any]] = dict(present or {})
+        self._texts: dict[str, str] = {}
+        self._touched: dict[str, bool] = {}
+        """Participants with a join or leave since the last batch: whether one was a join."""
+        self._snapshot: str | None = None
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._touched)
+
+    def touch(self, participant_id: str, joined: bool) -> None:
+        """A join or leave of `participant_id` happened (the next batch reads where it stands)."""
+        self._touched[participant_id] = self._touched.get(participant_id, False) or joined
+
+    def batch(self, current: Callable[[str], Mapping[str, Any] | None]) -> str | None:
+        """The presence frame of the changes since the last batch, or None when nothing changed.
+
+        `current(pid)` is the participant's entry now (None: absent). A participant present
+        before and after that joined in between (it reconnected) is in `joined` again, so that
+        clients start over with it, as after a `join` of one they knew."""
+        joined: list[Mapping[str, Any]] = []
+        left: list[Mapping[str, Any]] = []
+        for pid, rejoined in self._touched.items():
+            now, before = current(pid), self._told.get(pid)
+            if now is not None and (before is None or rejoined or now != before):
+                joined.append(now)
+                self._told[pid] = now
+                self._texts.pop(pid, None)
+            elif now is None and before is not None:
+                left.append(before)
+                del self._told[pid]
+                self._texts.pop(pid, None)
+        self._touched.clear()
+        if not joined and not left:
+            return None
+        self.version += 1
+        self._snapshot = None
+        payload = {"event": "batch", "version": self.version, "joined": joined, "left": left}
+        return system_frame("presence", payload)
+
+    def welcome(self, participant_id: str, topic: str, history: History, mode: str) -> str:
+        """The welcome of a `batched` or `none` participant: the roster of the last batch, its
+        text shared by every welcome until the next batch."""
+        if self._snapshot is None:
+            for pid, info in self._told.items():
+                if pid not in self._texts:
+                    self._texts[pid] = json.dumps(info, separators=(",", ":"), ensure_ascii=False)
+            self._snapshot = f"[{','.join(self._texts.values())}]"
+        return shared_welcome_frame(
+            participant_id, topic, self._snapshot, history.text(), presence=mode, version=self.version
+        )
+
+
+class Batching(Protocol):
+    """A topic with presence to batch (the gateway's room)."""
+
+    def flush(self) -> None: ...
+
+
+class PresenceClock:
+    """Sends every topic's batches: the first change after a quiet spell at once, the ones after
+    it at most once every `interval` seconds. Without `running()`, each change goes out at once."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._due: dict[int, Batching] = {}
+        self._wake: anyio.Event | None = None
+
+    def mark(self, room: Batching) -> None:
+        """`room` has changes to send."""
+        if self._wake is None:
+            room.flush()
+            return
+        self._due[id(room)] = room
+        self._wake.set()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            self._wake = anyio.Event()
+            tg.start_soon(self._run)
+            try:
+                yield
+            finally:
+                self._wake = None
+                tg.cancel_scope.cancel()
+        for room in self._take():  # what is still due goes out now
+            room.flush()
+
+    def _take(self) -> list[Batching]:
+        rooms = list(self._due.values())
+        self._due.clear()
+        return rooms
+
+    async def _run(self) -> None:
+        while self._wake is not None:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            for room in self._take():
+                room.flush()
+            await anyio.sleep(self.interval)
