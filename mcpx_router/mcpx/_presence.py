@@ -9,8 +9,9 @@ parameter ignore it, and their clients read what the draft sends (see docs/mcpx.
 - `batched`: at most one presence frame per topic every `presence_interval` seconds,
   `{"event": "batch", "version": n, "joined": [...], "left": [...]}`: the net change since
   batch n - 1, encoded once and the same text queued to every such participant. Its welcome
-  lists the roster as of batch n - 1 (`roster_version`), so that the batches after it are exactly
-  what it misses; the roster's text is made once per version and shared by every welcome.
+  lists the roster now, as one text shared by every welcome until the roster changes, each
+  entry encoded once; entries name the participant's `connection`, so that a `joined` entry
+  the welcome already had is known for what it is.
 - `none`: no presence frames at all; the welcome as for `batched`.
 
 `RosterBook` is the bookkeeping of one topic (no I/O); `PresenceClock` runs the batches of every
@@ -20,7 +21,7 @@ topic of a gateway, one task for all of them, while `running()` lasts.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final, Protocol
 
@@ -42,7 +43,11 @@ def presence_mode(value: str | None) -> str:
 
 
 class RosterBook:
-    """One topic's roster as its batches have told it, and what changed since the last batch.
+    """One topic's roster now, as its last batch told it, and the shared text of the roster now.
+
+    Entries carry the participant's `connection` (an id per connection): a reconnect changes it,
+    so a batch names a participant that reconnected in `joined` again, and a client that already
+    has an entry with that connection (it was in its welcome) knows the entry is no news.
 
     Args:
         present: Who is present when the book is opened (on other gateways, in the NATS mode).
@@ -51,54 +56,61 @@ class RosterBook:
     def __init__(self, present: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.version = 0
         """The number of the last batch; the welcome's `roster_version`."""
-        self._told: dict[str, Mapping[str, Any]] = dict(present or {})
+        self._live: dict[str, Mapping[str, Any]] = dict(present or {})
+        self._told: dict[str, Mapping[str, Any]] = dict(self._live)
         self._texts: dict[str, str] = {}
-        self._touched: dict[str, bool] = {}
-        """Participants with a join or leave since the last batch: whether one was a join."""
+        """Each entry of the roster now, encoded once."""
+        self._touched: set[str] = set()
+        self._shown: dict[str, Mapping[str, Any]] = {}
+        """Entries a welcome listed that no batch has told yet: their leave must be told."""
         self._snapshot: str | None = None
 
     @property
     def pending(self) -> bool:
         return bool(self._touched)
 
-    def touch(self, participant_id: str, joined: bool) -> None:
-        """A join or leave of `participant_id` happened (the next batch reads where it stands)."""
-        self._touched[participant_id] = self._touched.get(participant_id, False) or joined
+    def touch(self, participant_id: str, entry: Mapping[str, Any] | None) -> None:
+        """`participant_id` joined (its `entry`) or left (None)."""
+        if entry is None:
+            self._live.pop(participant_id, None)
+        else:
+            self._live[participant_id] = entry
+        self._texts.pop(participant_id, None)
+        self._touched.add(participant_id)
+        self._snapshot = None
 
-    def batch(self, current: Callable[[str], Mapping[str, Any] | None]) -> str | None:
-        """The presence frame of the changes since the last batch, or None when nothing changed.
-
-        `current(pid)` is the participant's entry now (None: absent). A participant present
-        before and after that joined in between (it reconnected) is in `joined` again, so that
-        clients start over with it, as after a `join` of one they knew."""
+    def batch(self) -> str | None:
+        """The presence frame of the changes since the last batch, or None when nothing changed."""
         joined: list[Mapping[str, Any]] = []
         left: list[Mapping[str, Any]] = []
-        for pid, rejoined in self._touched.items():
-            now, before = current(pid), self._told.get(pid)
-            if now is not None and (before is None or rejoined or now != before):
+        for pid in self._touched:
+            now, before = self._live.get(pid), self._told.get(pid)
+            if now is not None and now != before:
                 joined.append(now)
                 self._told[pid] = now
-                self._texts.pop(pid, None)
-            elif now is None and before is not None:
-                left.append(before)
-                del self._told[pid]
-                self._texts.pop(pid, None)
+            elif now is None and (before is not None or pid in self._shown):
+                left.append(before or self._shown[pid])
+                self._told.pop(pid, None)
         self._touched.clear()
+        self._shown.clear()
         if not joined and not left:
             return None
         self.version += 1
-        self._snapshot = None
         payload = {"event": "batch", "version": self.version, "joined": joined, "left": left}
         return system_frame("presence", payload)
 
     def welcome(self, participant_id: str, topic: str, history: History, mode: str) -> str:
-        """The welcome of a `batched` or `none` participant: the roster of the last batch, its
-        text shared by every welcome until the next batch."""
+        """The welcome of a `batched` or `none` participant: the roster now, its text shared by
+        every welcome until the next change, each entry encoded once."""
+        for pid in self._touched:  # joined since the last batch: this welcome shows them
+            if pid in self._live:
+                self._shown[pid] = self._live[pid]
         if self._snapshot is None:
-            for pid, info in self._told.items():
-                if pid not in self._texts:
-                    self._texts[pid] = json.dumps(info, separators=(",", ":"), ensure_ascii=False)
-            self._snapshot = f"[{','.join(self._texts.values())}]"
+            texts = self._texts
+            for pid, entry in self._live.items():
+                if pid not in texts:
+                    texts[pid] = json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
+            self._snapshot = f"[{','.join(texts[pid] for pid in self._live)}]"
         return shared_welcome_frame(
             participant_id, topic, self._snapshot, history.text(), presence=mode, version=self.version
         )

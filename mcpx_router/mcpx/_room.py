@@ -49,7 +49,7 @@ class Room:
         self._clock = clock
         self._hearing: dict[str, dict[str, Connection]] = {EACH: {}, BATCHED: {}}
         remote = {} if cluster is None else cluster.roster.remote(topic)
-        self.book = RosterBook({pid: p.info for pid, p in remote.items()})
+        self.book = RosterBook({pid: {**p.info, "connection": p.conn} for pid, p in remote.items()})
 
     # -- membership ---------------------------------------------------------------------------
 
@@ -122,24 +122,25 @@ class Room:
         for other, conn in list(self._hearing[EACH].items()):
             if other != exclude:
                 conn.enqueue(text)
-        self.book.touch(pid, event == "join")
+        self.book.touch(pid, self._entry(pid))
         self._clock.mark(self)
 
     def flush(self) -> None:
         """Send the batch of what changed since the last one (if anything did)."""
         if not self.book.pending:
             return
-        text = self.book.batch(self._entry)
+        text = self.book.batch()
         if text is not None:
             for conn in list(self._hearing[BATCHED].values()):
                 conn.enqueue(text)
 
     def _entry(self, pid: str) -> Mapping[str, Any] | None:
+        """`pid`'s entry in batches and shared welcomes (its connection named), or None: absent."""
         conn = self.members.get(pid)
         if conn is not None:
-            return conn.member.info()
+            return {**conn.member.info(), "connection": conn.conn_id}
         if self.cluster is not None:
             placement = self.cluster.roster.remote(self.topic).get(pid)
             if placement is not None:
-                return placement.info
+                return {**placement.info, "connection": placement.conn}
         return None

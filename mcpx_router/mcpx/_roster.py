@@ -149,8 +149,9 @@ class Roster:
             self._routes.peer_gone(pid, "participant left")
             self.publish(PresenceEvent("leave", info))
         for pid, info in new.items():
-            if pid not in self._present:
-                self._present[pid] = info
+            known = pid in self._present
+            self._present[pid] = info  # its connection as the gateway knows it now
+            if not known:
                 self.publish(PresenceEvent("join", info))
 
     def on_presence(self, env: Envelope) -> None:
@@ -167,14 +168,20 @@ class Roster:
         self._apply(presence.event, presence.participant)
 
     def _on_batch(self, batch: Mapping[str, Any]) -> None:
-        """A batch: the net change since the one before, a participant named at most once (one
-        present before and after that is in `joined` reconnected meanwhile)."""
+        """A batch: the net change since the one before, a participant named at most once. A
+        `joined` entry with the connection we know (our welcome had it) is no news; one with
+        another connection is a reconnect."""
         for key, event in (("left", "leave"), ("joined", "join")):
             entries = batch.get(key)
             for entry in entries if isinstance(entries, list) else ():
                 info = parse_participant(entry)
-                if info is not None:
-                    self._apply(event, info)
+                if info is None:
+                    continue
+                known = self._present.get(info.id)
+                if event == "join" and known is not None and known.connection == info.connection:
+                    if info.connection is not None:
+                        continue  # the welcome had this connection already
+                self._apply(event, info)
 
     def _apply(self, event: str, info: ParticipantInfo) -> None:
         if self._ours(info.id):

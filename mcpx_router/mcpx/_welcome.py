@@ -79,8 +79,9 @@ def shared_welcome_frame(
     are: a text shared by many welcomes is never encoded again. `presence` says how this
     participant hears presence from now on, `version` which presence batch the roster is as of."""
     payload = welcome_payload(participant_id, topic, [], [])
+    del payload["participants"], payload["history"]  # put back after these, near the frame's start:
     payload.update(presence=presence, roster_version=version)
-    payload["participants"], payload["history"] = _SLOT + "participants", _SLOT + "history"
+    payload.update(participants=_SLOT + "participants", history=_SLOT + "history")
     env = new_envelope(sender=GATEWAY_ID, kind="system", payload=payload, to=(participant_id,))
     frame = envelope_to_dict(env)
     frame.update(type="welcome", participant_id=participant_id, topic=topic)

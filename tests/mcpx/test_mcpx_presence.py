@@ -216,3 +216,14 @@ def test_the_presence_interval_is_a_gateway_option() -> None:
         GatewayConfig(presence_interval=-1)
     with pytest.raises(ValueError, match="presence must be"):
         TopicClient("http://127.0.0.1:1", TOPIC, "me", presence="batch")  # type: ignore[arg-type]
+
+
+async def test_a_batched_welcome_lists_everyone_present_before_any_batch() -> None:
+    gw = Gateway(GatewayConfig(presence_interval=3600))  # the first join's batch goes, then none for an hour
+    async with run_gateway(gw) as url, raw_peer(url, TOPIC, "first", gw, presence="batched"):
+        async with (
+            raw_peer(url, TOPIC, "second", gw),
+            raw_peer(url, TOPIC, "third", gw, presence="batched") as third,
+        ):
+            listed = {p["id"] for p in third.welcome["payload"]["participants"]}
+            assert listed == {"first", "second"}

@@ -30,35 +30,36 @@ class Client:
     """A batched client: the roster of its welcome, then each batch applied; reconnects seen."""
 
     def __init__(self, welcome: dict[str, Any]) -> None:
-        self.present = {p["id"] for p in welcome["payload"]["participants"]}
+        self.present = {p["id"]: p["connection"] for p in welcome["payload"]["participants"]}
         self.version = welcome["payload"]["roster_version"]
         self.ended: set[str] = set()
-        """Participants whose sessions it ended: they left, or joined again while present."""
+        """Participants whose sessions it ended: they left, or came back on another connection."""
 
     def apply(self, batch: dict[str, Any]) -> None:
         payload = batch["payload"]
         assert payload["version"] == self.version + 1, "a batch was skipped or repeated"
         self.version = payload["version"]
         for entry in payload["left"]:
-            self.present.discard(entry["id"])
+            self.present.pop(entry["id"], None)  # (maybe one its welcome showed and it never saw)
             self.ended.add(entry["id"])
         for entry in payload["joined"]:
-            if entry["id"] in self.present:
-                self.ended.add(entry["id"])
-            self.present.add(entry["id"])
+            if self.present.get(entry["id"], entry["connection"]) != entry["connection"]:
+                self.ended.add(entry["id"])  # a connection it did not know: a reconnect
+            self.present[entry["id"]] = entry["connection"]
 
 
 @settings(max_examples=300, deadline=None)
 @given(ops)
 def test_every_client_ends_with_the_topics_roster(steps: list[tuple[str, str]]) -> None:
     book = RosterBook()
-    present: set[str] = set()
+    present: dict[str, str] = {}  # participant -> its connection
     clients: list[Client] = []
     reconnected: list[set[str]] = []  # per client: who reconnected while it knew them
     history = History(10)
+    connections = 0
 
     def batch() -> None:
-        text = book.batch(lambda pid: participant_entry(pid) if pid in present else None)
+        text = book.batch()
         if text is not None:
             frame = json.loads(text)
             assert {e["id"] for e in frame["payload"]["joined"]}.isdisjoint(
@@ -69,18 +70,21 @@ def test_every_client_ends_with_the_topics_roster(steps: list[tuple[str, str]]) 
 
     for op, pid in steps:
         if (op == "join" and pid not in present) or (op == "replace" and pid in present):
-            present.add(pid)
-            book.touch(pid, True)
+            connections += 1
+            present[pid] = f"c{connections}"
+            book.touch(pid, {**participant_entry(pid), "connection": present[pid]})
             for client, seen in zip(clients, reconnected, strict=True):
                 if pid in client.present:
                     seen.add(pid)
         elif op == "leave" and pid in present:
-            present.discard(pid)
-            book.touch(pid, False)
+            del present[pid]
+            book.touch(pid, None)
         elif op == "batch":
             batch()
         elif op == "welcome":
-            clients.append(Client(json.loads(book.welcome("me", "room", history, "batched"))))
+            client = Client(json.loads(book.welcome("me", "room", history, "batched")))
+            assert client.present == present, "the welcome lists the roster now"
+            clients.append(client)
             reconnected.append(set())
     batch()
     for client, seen in zip(clients, reconnected, strict=True):
@@ -89,7 +93,7 @@ def test_every_client_ends_with_the_topics_roster(steps: list[tuple[str, str]]) 
         assert seen <= client.ended
 
 
-def test_the_welcome_roster_is_shared_until_the_next_batch() -> None:
+def test_the_welcome_roster_is_shared_until_the_roster_changes() -> None:
     book = RosterBook({"x": participant_entry("x")})
     history = History(10)
     history.add({"protocol": "mcp-x/v0", "id": "1", "from": "x", "kind": "mcp", "payload": {}})
@@ -100,8 +104,8 @@ def test_the_welcome_roster_is_shared_until_the_next_batch() -> None:
     assert (
         one["type"] == "welcome" and one["participant_id"] == "p" and one["payload"]["presence"] == "batched"
     )
-    book.touch("p", True)
-    assert book.batch(lambda pid: participant_entry(pid)) is not None
+    book.touch("p", participant_entry("p"))
+    assert book.batch() is not None
     three = json.loads(book.welcome("r", "room", history, "none"))
     assert [e["id"] for e in three["payload"]["participants"]] == ["x", "p"]
     assert three["payload"]["roster_version"] == 1 and three["payload"]["presence"] == "none"
@@ -109,9 +113,9 @@ def test_the_welcome_roster_is_shared_until_the_next_batch() -> None:
 
 def test_a_join_and_leave_within_one_batch_tell_nothing() -> None:
     book = RosterBook()
-    book.touch("a", True)
-    book.touch("a", False)
-    assert book.batch(lambda pid: None) is None and book.version == 0
+    book.touch("a", participant_entry("a"))
+    book.touch("a", None)
+    assert book.batch() is None and book.version == 0
 
 
 def test_unknown_presence_modes_get_what_the_draft_sends() -> None:
