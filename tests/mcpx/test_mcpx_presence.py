@@ -109,6 +109,8 @@ async def test_batched_rosters_follow_a_storm_of_joins_leaves_and_reconnects(
                         raw_peer(url, TOPIC, "obs2", gw, presence="batched")
                     )
                     late = BatchedView(peer)
+            with anyio.fail_after(20):  # it knows every first connection
+                await first.until(set(pids) | {"obs2"})
             for pid in pids[:10]:  # ten leave
                 await peers[pid].aclose()
             for pid in pids[20:25]:  # five connect again: the old connections are replaced, no leave
