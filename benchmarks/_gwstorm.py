@@ -46,21 +46,34 @@ class StormLoad(Load):
         self.sending = True
         for requester in requesters:
             self.request(requester, requester.peer)
-        base = self.gateway_frames - len(self.clients) - (
-            len(self.clients) * (len(self.clients) - 1) // 2 if self.presence != "batched" else 0
+        base = (
+            self.gateway_frames
+            - len(self.clients)
+            - (len(self.clients) * (len(self.clients) - 1) // 2 if self.presence != "batched" else 0)
         )
         loop = asyncio.get_running_loop()
         cpu0, started = cpu_seconds(self.server_pid), time.perf_counter()
         del self.round_trips[:]
 
+        retries = 0
+
         async def one(pid: str) -> Client:
+            nonlocal retries
             await asyncio.sleep(random.uniform(0, spread))
-            _, client = await loop.create_connection(
-                lambda: Client(self, pid, self._upgrade_request(pid, self.presence)), self.host, self.port
-            )
-            self.clients.append(client)
-            await client.upgraded
-            return client
+            while True:  # as a reconnecting client does: a refused attempt is tried again
+                try:
+                    _, client = await loop.create_connection(
+                        lambda: Client(self, pid, self._upgrade_request(pid, self.presence)),
+                        self.host,
+                        self.port,
+                    )
+                    await client.upgraded
+                except OSError:
+                    retries += 1
+                    await asyncio.sleep(random.uniform(0.5, 1.0))
+                    continue
+                self.clients.append(client)
+                return client
 
         await asyncio.gather(*(one(pid) for pid in pids[2 * pairs :]))
         connected = time.perf_counter() - started
@@ -85,6 +98,7 @@ class StormLoad(Load):
             "p50": latencies[len(latencies) // 2] if latencies else None,
             "p99": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else None,
             "max": latencies[-1] if latencies else None,
+            "retries": retries,
             "closed": self.closed,
         }
 

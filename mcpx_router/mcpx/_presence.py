@@ -10,8 +10,9 @@ parameter ignore it, and their clients read what the draft sends (see docs/mcpx.
   `{"event": "batch", "version": n, "joined": [...], "left": [...]}`: the net change since
   batch n - 1, encoded once and the same text queued to every such participant. Its welcome
   lists the roster now, as one text shared by every welcome until the roster changes, each
-  entry encoded once; entries name the participant's `connection`, so that a `joined` entry
-  the welcome already had is known for what it is.
+  entry encoded once. Entries name the participant's `connection`, so that a `joined` entry
+  the welcome already had is known for what it is, and leave out what every entry would say
+  (`compact_entry`): about 50 bytes each instead of 80.
 - `none`: no presence frames at all; the welcome as for `batched`.
 
 `RosterBook` is the bookkeeping of one topic (no I/O); `PresenceClock` runs the batches of every

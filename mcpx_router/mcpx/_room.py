@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ._gateway_state import History, Member, system_frame
 from ._presence import BATCHED, EACH, PresenceClock, RosterBook
-from ._welcome import welcome_frame
+from ._welcome import compact_entry, welcome_frame
 
 if TYPE_CHECKING:
     from ._cluster import Cluster
@@ -49,7 +49,7 @@ class Room:
         self._clock = clock
         self._hearing: dict[str, dict[str, Connection]] = {EACH: {}, BATCHED: {}}
         remote = {} if cluster is None else cluster.roster.remote(topic)
-        self.book = RosterBook({pid: {**p.info, "connection": p.conn} for pid, p in remote.items()})
+        self.book = RosterBook({pid: compact_entry(p.info, p.conn) for pid, p in remote.items()})
 
     # -- membership ---------------------------------------------------------------------------
 
@@ -135,12 +135,12 @@ class Room:
                 conn.enqueue(text)
 
     def _entry(self, pid: str) -> Mapping[str, Any] | None:
-        """`pid`'s entry in batches and shared welcomes (its connection named), or None: absent."""
+        """`pid`'s entry in batches and shared welcomes (`compact_entry`), or None: absent."""
         conn = self.members.get(pid)
         if conn is not None:
-            return {**conn.member.info(), "connection": conn.conn_id}
+            return compact_entry(conn.member.info(), conn.conn_id)
         if self.cluster is not None:
             placement = self.cluster.roster.remote(self.topic).get(pid)
             if placement is not None:
-                return {**placement.info, "connection": placement.conn}
+                return compact_entry(placement.info, placement.conn)
         return None

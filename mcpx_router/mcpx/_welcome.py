@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ._envelope import GATEWAY_ID, PROTOCOL, Envelope, envelope_to_dict, new_envelope
@@ -42,6 +42,19 @@ def participant_entry(participant_id: str, name: str | None = None, kind: str = 
         "kind": kind,
         "mcp": {"version": MCP_VERSION},
     }
+
+
+def compact_entry(info: Mapping[str, Any], connection: str) -> dict[str, Any]:
+    """`info` as batches and shared welcomes list it: its `connection` named, and what every entry
+    of ours would say left out (`name` equal to the id, `kind` agent, `mcp.version` `MCP_VERSION`)."""
+    entry = {"id": info.get("id"), "connection": connection}
+    if info.get("name") not in (None, info.get("id")):
+        entry["name"] = info["name"]
+    if info.get("kind") not in (None, "agent"):
+        entry["kind"] = info["kind"]
+    if info.get("mcp") not in (None, {"version": MCP_VERSION}):
+        entry["mcp"] = info["mcp"]
+    return entry
 
 
 def welcome_payload(

@@ -227,5 +227,6 @@ async def test_a_batched_welcome_lists_everyone_present_before_any_batch() -> No
             raw_peer(url, TOPIC, "second", gw),
             raw_peer(url, TOPIC, "third", gw, presence="batched") as third,
         ):
-            listed = {p["id"] for p in third.welcome["payload"]["participants"]}
-            assert listed == {"first", "second"}
+            listed = third.welcome["payload"]["participants"]
+            assert [sorted(entry) for entry in listed] == [["connection", "id"]] * 2  # nothing said twice
+            assert {entry["id"] for entry in listed} == {"first", "second"}

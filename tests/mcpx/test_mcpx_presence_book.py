@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpx_router.mcpx._envelope import parse_participant
 from mcpx_router.mcpx._gateway_state import History
 from mcpx_router.mcpx._presence import RosterBook, presence_mode
-from mcpx_router.mcpx._welcome import participant_entry
+from mcpx_router.mcpx._welcome import compact_entry, participant_entry
 
 IDS = ["a", "b", "c", "d"]
 
@@ -128,3 +130,20 @@ def test_unknown_presence_modes_get_what_the_draft_sends() -> None:
         "each",
         "each",
     ]
+
+
+@pytest.mark.parametrize(
+    ("info", "entry"),
+    [
+        (participant_entry("a"), {"id": "a", "connection": "c"}),
+        (participant_entry("a", "Alice"), {"id": "a", "connection": "c", "name": "Alice"}),
+        (
+            {"id": "a", "kind": "person", "mcp": {"version": "2024-11-05"}},
+            {"id": "a", "connection": "c", "kind": "person", "mcp": {"version": "2024-11-05"}},
+        ),
+    ],
+)
+def test_batched_entries_leave_out_what_every_entry_says(info: dict[str, Any], entry: dict[str, Any]) -> None:
+    assert compact_entry(info, "c") == entry
+    parsed = parse_participant(entry)
+    assert parsed is not None and parsed.id == "a" and parsed.connection == "c"
