@@ -112,6 +112,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
         "gateway",
         "--participants",
         str(args.participants),
+        *(["--profile", args.profile] if args.profile else []),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -138,6 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--presence", choices=("batched",))
     parser.add_argument("--spread", type=float, default=5.0, help="seconds the reconnects are spread over")
     parser.add_argument("--pairs", type=int, default=10, help="requester/responder pairs calling meanwhile")
+    parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile; its stats to FILE")
     args = parser.parse_args(argv)
     print(json.dumps(asyncio.run(main_async(args))), flush=True)
 

@@ -59,8 +59,8 @@ class RosterBook:
         """The number of the last batch; the welcome's `roster_version`."""
         self._live: dict[str, Mapping[str, Any]] = dict(present or {})
         self._told: dict[str, Mapping[str, Any]] = dict(self._live)
-        self._texts: dict[str, str] = {}
-        """Each entry of the roster now, encoded once."""
+        self._texts = {pid: _encode(entry) for pid, entry in self._live.items()}
+        """Each entry of the roster now, encoded once, in the roster's order."""
         self._touched: set[str] = set()
         self._shown: dict[str, Mapping[str, Any]] = {}
         """Entries a welcome listed that no batch has told yet: their leave must be told."""
@@ -72,11 +72,11 @@ class RosterBook:
 
     def touch(self, participant_id: str, entry: Mapping[str, Any] | None) -> None:
         """`participant_id` joined (its `entry`) or left (None)."""
-        if entry is None:
-            self._live.pop(participant_id, None)
-        else:
-            self._live[participant_id] = entry
+        self._live.pop(participant_id, None)
         self._texts.pop(participant_id, None)
+        if entry is not None:
+            self._live[participant_id] = entry
+            self._texts[participant_id] = _encode(entry)
         self._touched.add(participant_id)
         self._snapshot = None
 
@@ -107,14 +107,14 @@ class RosterBook:
             if pid in self._live:
                 self._shown[pid] = self._live[pid]
         if self._snapshot is None:
-            texts = self._texts
-            for pid, entry in self._live.items():
-                if pid not in texts:
-                    texts[pid] = json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
-            self._snapshot = f"[{','.join(texts[pid] for pid in self._live)}]"
+            self._snapshot = f"[{','.join(self._texts.values())}]"
         return shared_welcome_frame(
             participant_id, topic, self._snapshot, history.text(), presence=mode, version=self.version
         )
+
+
+def _encode(entry: Mapping[str, Any]) -> str:
+    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
 
 
 class Batching(Protocol):
