@@ -5,7 +5,7 @@
 Starts our gateway (`_gwserver`, its own process; rate limit lifted, presence batches every
 0.25 s, the default) and drives it from this process with `_gwload`'s participants:
 
-1. `2 × pairs` participants join (one wave) and each requester keeps one `tools/call`-sized
+1. `2 * pairs` participants join (one wave) and each requester keeps one `tools/call`-sized
    request in flight to its responder, which answers at once;
 2. the storm: the other participants connect at random moments within `spread` seconds (the
    jittered reconnects of clients that lost their gateway), all at once in flight;
@@ -29,12 +29,23 @@ import time
 from functools import partial
 from pathlib import Path
 
-from ._gwload import Client, Load, cpu_seconds
+from ._gwload import _RESPONSE, Client, Load, cpu_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 class StormLoad(Load):
+    slow: list[tuple[float, float, str]]
+    """Calls slower than a second: when sent (seconds into the storm), how long, by whom."""
+    t0 = 0.0
+
+    def on_text(self, client: Client, head: bytearray, now: float) -> None:
+        if bytes(head[:8]) == _RESPONSE:
+            sent = self.sent_at.get(int(head[8:16]))
+            if sent is not None and now - sent > 1.0:
+                self.slow.append((round(sent - self.t0, 3), round(now - sent, 3), client.pid))
+        super().on_text(client, head, now)
+
     async def storm(self, count: int, spread: float, pairs: int) -> dict[str, object]:
         await self.warm_up()
         pids = [f"p{i}" for i in range(count)]
@@ -53,6 +64,7 @@ class StormLoad(Load):
         )
         loop = asyncio.get_running_loop()
         cpu0, started = cpu_seconds(self.server_pid), time.perf_counter()
+        self.t0, self.slow = started, []
         del self.round_trips[:]
 
         retries = 0
@@ -99,6 +111,7 @@ class StormLoad(Load):
             "p99": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else None,
             "max": latencies[-1] if latencies else None,
             "retries": retries,
+            "slow": self.slow,
             "closed": self.closed,
         }
 
