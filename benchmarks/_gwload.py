@@ -1,6 +1,10 @@
 """The load generator of the gateway benchmark, in a process of its own (always asyncio).
 
+One idea: the cheapest client of many participants, its codec, its frames and its phases in one
+place, so that what it costs per frame can be read at a glance.
+
     python -m benchmarks._gwload --url URL --kind gateway|floor --participants N --server-pid PID
+        [--presence batched]
 
 Prints one JSON object (`LoadResult`). Every participant is an `asyncio.Protocol` over a plain
 socket with a WebSocket codec of a few lines: server frames are only delimited, never decoded,
@@ -12,7 +16,8 @@ participants. Phases:
 
 1. warm-up: two participants connect, exchange a broadcast, leave; the server's RSS is read.
 2. fill: N participants connect in waves of `WAVE`, each wave waiting for its frames (welcome,
-   and with the gateway every `join` of the others) before the next; the server's RSS is read.
+   and with the gateway every `join` of the others, or with `--presence batched` the batch after
+   the newest welcome's roster) before the next; the server's RSS is read.
 3. broadcast: `p0` broadcasts, keeping `window` broadcasts in flight (one is done when every
    other participant has it); every delivery's latency is kept.
 4. request/response: `pairs` requesters each keep one request in flight to a responder of
@@ -25,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -37,6 +43,8 @@ FRAME_BYTES = 300
 
 _BROADCAST, _REQUEST, _RESPONSE = b'{"id":"b', b'{"id":"q', b'{"id":"r'
 _ZERO_MASK = b"\x00\x00\x00\x00"
+_VERSION = re.compile(rb'"(roster_)?version":(\d+)')
+"""A batch's number, or the batch a welcome's roster is as of (both near the frame's start)."""
 
 
 def encode_frame(data: bytes, opcode: int = 0x1) -> bytes:
@@ -139,6 +147,9 @@ class Client(asyncio.Protocol):
         self.frames = 0
         self.peer = ""
         """Responders: the requester they answer."""
+        self.version = -1
+        """The newest presence batch this participant has (batched presence)."""
+        self.welcome_version: int | None = None
         self._buf = bytearray()
         self._open = False
 
@@ -189,7 +200,7 @@ class Client(asyncio.Protocol):
             if opcode == 0x1:
                 self.frames += 1
                 self.load.frames += 1
-                self.load.on_text(self, buf[start : start + 16], now)
+                self.load.on_text(self, buf[start : start + self.load.head], now)
             elif opcode == 0x9:
                 assert self.transport is not None
                 self.transport.write(encode_frame(bytes(buf[start:at]), 0xA))
@@ -200,8 +211,12 @@ class Client(asyncio.Protocol):
 
 
 class Load:
-    def __init__(self, url: str, kind: str, server_pid: int) -> None:
+    def __init__(self, url: str, kind: str, server_pid: int, presence: str | None = None) -> None:
         parts = urlsplit(url)
+        self.presence = presence
+        self.head = 512 if presence == "batched" else 16
+        """Bytes of each frame read: enough for the batch numbers with batched presence."""
+        self.gateway_frames = 0
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.kind, self.server_pid = kind, server_pid
         self.clients: list[Client] = []
@@ -222,19 +237,20 @@ class Load:
 
     # -- connections ------------------------------------------------------------------------------
 
-    def _upgrade_request(self, pid: str) -> bytes:
+    def _upgrade_request(self, pid: str, presence: str | None) -> bytes:
+        query = f"&presence={presence}" if presence else ""
         return (
-            f"GET /v0/ws?topic=bench&id={pid} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            f"GET /v0/ws?topic=bench&id={pid}{query} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
             "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: bWNweC1iZW5jaC1rZXkh\r\n"
             f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer tok-{pid}\r\n\r\n"
         ).encode()
 
-    async def connect(self, pids: list[str]) -> list[Client]:
+    async def connect(self, pids: list[str], presence: str | None = None) -> list[Client]:
         loop = asyncio.get_running_loop()
 
         async def one(pid: str) -> Client:
             _, client = await loop.create_connection(
-                lambda: Client(self, pid, self._upgrade_request(pid)), self.host, self.port
+                lambda: Client(self, pid, self._upgrade_request(pid, presence)), self.host, self.port
             )
             await client.upgraded
             return client
@@ -255,17 +271,24 @@ class Load:
                 pass
 
     async def fill(self, count: int) -> float:
-        started, base = time.perf_counter(), self.frames
+        started, base = time.perf_counter(), self.gateway_frames
         for first in range(0, count, WAVE):
             pids = [f"p{i}" for i in range(first, min(first + WAVE, count))]
-            self.clients += await self.connect(pids)
+            self.clients += await self.connect(pids, self.presence)
             k = len(self.clients)
-            expected = base + k + (k * (k - 1) // 2 if self.kind == "gateway" else 0)
-            await self.until(partial(self.received, expected), 60 + k / 10)
+            await self.until(partial(self.filled, base, k), 60 + k / 10)
         return time.perf_counter() - started
 
-    def received(self, expected: int) -> bool:
-        return self.frames >= expected
+    def filled(self, base: int, k: int) -> bool:
+        """Whether the `k` participants connected have every frame of their joining (`base`: the
+        gateway's frames before): with batched presence, the batch after the newest roster."""
+        if self.presence != "batched":
+            return self.gateway_frames >= base + k + (k * (k - 1) // 2 if self.kind == "gateway" else 0)
+        versions = [c.welcome_version for c in self.clients]
+        if None in versions:
+            return False
+        newest = max(v for v in versions if v is not None)
+        return all(c.version > newest for c in self.clients)
 
     # -- frames -----------------------------------------------------------------------------------
 
@@ -288,6 +311,14 @@ class Load:
             self.round_trips.append(now - self.sent_at.pop(seq))
             if self.sending:
                 self.request(client, client.peer)
+        else:
+            self.gateway_frames += 1
+            found = _VERSION.search(head) if self.head > 16 else None
+            if found is not None:
+                version = int(found[2])
+                client.version = max(client.version, version)
+                if found[1]:
+                    client.welcome_version = version
         self._changed.set()
 
     def broadcast(self) -> None:
@@ -388,10 +419,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each measured phase")
     parser.add_argument("--window", type=int, default=2, help="broadcasts in flight")
     parser.add_argument("--pairs", type=int, default=50, help="requester/responder pairs")
+    parser.add_argument("--presence", choices=("batched",), help="ask the gateway for batched presence")
     args = parser.parse_args(argv)
     if args.participants < 3:
         parser.error("--participants must be at least 3 (a broadcaster and a requester/responder pair)")
-    load = Load(args.url, args.kind, args.server_pid)
+    load = Load(args.url, args.kind, args.server_pid, args.presence)
     result = asyncio.run(load.run(args.participants, args.seconds, args.window, args.pairs))
     print(json.dumps(asdict(result)), flush=True)
 

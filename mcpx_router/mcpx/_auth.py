@@ -54,10 +54,13 @@ def http_base(gateway_url: str) -> str:
     return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
-def websocket_url(gateway_url: str, topic: str) -> str:
+def websocket_url(gateway_url: str, topic: str, *, presence: str | None = None) -> str:
+    """The WebSocket URL of `topic`; `presence` asks our gateway for a presence form (`batched`,
+    `none`; None asks nothing: one frame per join and leave, as the draft says)."""
     parts = urlsplit(http_base(gateway_url))
     scheme = "wss" if parts.scheme == "https" else "ws"
-    return urlunsplit((scheme, parts.netloc, f"{parts.path}/v0/ws", f"topic={quote(topic, safe='')}", ""))
+    query = f"topic={quote(topic, safe='')}" + (f"&presence={quote(presence, safe='')}" if presence else "")
+    return urlunsplit((scheme, parts.netloc, f"{parts.path}/v0/ws", query, ""))
 
 
 def static_token(token: str) -> TokenProvider:

@@ -73,6 +73,7 @@ class ClusterHost(Protocol):
     def local_conn(self, topic: str, participant_id: str) -> str | None: ...
     def deliver(self, topic: str, text: str, *, to: str | None = None) -> bool: ...
     def replace(self, topic: str, participant_id: str) -> None: ...
+    def presence(self, topic: str, participant_id: str, event: str, text: str) -> None: ...
 
 
 class Cluster:
@@ -117,10 +118,9 @@ class Cluster:
         return {pid: p.info for pid, p in self.roster.remote(topic).items()}
 
     def history(self, topic: str) -> History:
-        history = self._histories.get(topic)
-        if history is None:
-            history = self._histories[topic] = History(self._history_limit)
-        return history
+        if topic not in self._histories:
+            self._histories[topic] = History(self._history_limit)
+        return self._histories[topic]
 
     def topics(self) -> set[str]:
         return self.roster.topics()
@@ -340,7 +340,7 @@ class Cluster:
             envelope = json.loads(text)
         except ValueError:
             return
-        self.history(topic).add(envelope)
+        self.history(topic).add(envelope, text)
         seq = msg.metadata.sequence.stream
         if seq <= self._loaded_upto:
             if seq == self._loaded_upto:
@@ -375,7 +375,7 @@ class Cluster:
             frame = text or system_frame(
                 "presence", {"event": change.event, "participant": dict(change.info)}
             )
-            self._host.deliver(change.topic, frame)
+            self._host.presence(change.topic, change.participant_id, change.event, frame)
 
     # -- outbound -----------------------------------------------------------------------------
 

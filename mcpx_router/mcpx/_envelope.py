@@ -60,6 +60,8 @@ class ParticipantInfo:
     name: str | None = None
     kind: str | None = None
     mcp_version: str | None = None
+    connection: str | None = None
+    """Which connection of the participant (gateways that batch presence name it), if said."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,12 +282,13 @@ def parse_participant(value: Any) -> ParticipantInfo | None:
         return None
     mcp = value.get("mcp")
     version = mcp.get("version") if isinstance(mcp, Mapping) else value.get("mcp_version")
-    name, kind = value.get("name"), value.get("kind")
+    name, kind, connection = value.get("name"), value.get("kind"), value.get("connection")
     return ParticipantInfo(
         id=pid,
         name=name if isinstance(name, str) else None,
         kind=kind if isinstance(kind, str) else None,
         mcp_version=version if isinstance(version, str) else None,
+        connection=connection if isinstance(connection, str) else None,
     )
 
 

@@ -4,7 +4,8 @@ serves both on one port.
 
 - `GET /v0/ws?topic=T` with `Authorization: Bearer <token>`: the realtime stream. A bad token is
   answered by closing with code 1008. The first frame is the welcome (our id, the others
-  present, recent broadcast history); then presence joins and leaves, and the envelopes
+  present, recent broadcast history); then presence joins and leaves (one frame each, batched
+  with `&presence=batched`, none with `&presence=none`: `_presence.py`), and the envelopes
   addressed to us or broadcast. `from` must be the authenticated id, or the frame is rejected
   with a system error (never delivered).
 - `POST /v0/auth/token {"participantId", "topic"}`: development tokens (if enabled).
@@ -16,9 +17,9 @@ closed with code 4000, no `leave` is sent, and a `join` announces the new connec
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -40,10 +41,10 @@ from ._gateway_state import (
     check_client_frame,
     error_frame,
     over_rate,
-    system_frame,
     valid_id,
 )
-from ._welcome import welcome_frame
+from ._presence import PresenceClock, presence_mode
+from ._room import CLOSE_REPLACED, Room
 from ._wspeer import WebSocketPeer, text_frame
 
 if TYPE_CHECKING:
@@ -54,7 +55,6 @@ logger = logging.getLogger("mcpx_router.mcpx.gateway")
 CLOSE_POLICY = 1008
 CLOSE_GOING_AWAY = 1001
 CLOSE_TOO_SLOW = 1013
-CLOSE_REPLACED = 4000
 WS_PATH = "/v0/ws"
 
 
@@ -71,6 +71,10 @@ class _Connection:
     def participant_id(self) -> str:
         return self.member.participant_id
 
+    @property
+    def closing(self) -> bool:
+        return self.peer.closing
+
     def enqueue(self, text: str) -> None:
         self.enqueue_encoded(text_frame(text))
 
@@ -81,49 +85,6 @@ class _Connection:
 
     def shut(self, code: int, reason: str) -> None:
         self.peer.close(code, reason)
-
-
-class _Room:
-    def __init__(self, topic: str, history: History, cluster: Cluster | None) -> None:
-        self.topic = topic
-        self.members: dict[str, _Connection] = {}
-        self.history = history
-        self.cluster = cluster
-
-    def broadcast(self, text: str, *, exclude: str | None = None) -> None:
-        frame = text_frame(text)  # encoded once, the same bytes for everyone
-        for pid, conn in list(self.members.items()):
-            if pid != exclude:
-                conn.enqueue_encoded(frame)
-
-    def announce(self, conn: _Connection, event: str, *, exclude: str | None = None) -> None:
-        """A presence frame (`join` or `leave` of `conn`) to everyone, and to the other gateways."""
-        text = system_frame("presence", {"event": event, "participant": conn.member.info()})
-        if self.cluster is None:
-            self.history.add(json.loads(text))
-        elif event == "join":
-            self.cluster.joined(self.topic, conn.participant_id, conn.conn_id, text)
-        else:
-            self.cluster.left(self.topic, conn.participant_id, conn.conn_id, text)
-        self.broadcast(text, exclude=exclude)
-
-
-def _admit(room: _Room, conn: _Connection, remote: Mapping[str, Any], history: list[dict[str, Any]]) -> None:
-    """Register `conn` in `room`, welcome it, close an older connection under its id, announce it.
-
-    A function of its own so that what it builds, the welcome's list of everyone present above
-    all, is garbage once sent rather than kept alive by the connection's handler for as long as
-    it stays (O(participants) per connection: O(participants²) for a topic)."""
-    pid = conn.participant_id
-    old = room.members.get(pid)
-    room.members[pid] = conn
-    others = [c.member.info() for p, c in room.members.items() if p != pid]
-    others += [dict(i) for p, i in remote.items() if p != pid]  # on the other gateways (NATS mode)
-    conn.enqueue(welcome_frame(pid, room.topic, others, history))
-    if old is not None:
-        logger.info("%r reconnected to %r; closing its previous connection", pid, room.topic)
-        old.shut(CLOSE_REPLACED, "replaced by a new connection")
-    room.announce(conn, "join", exclude=pid)
 
 
 def _ignore(*_: str) -> None:
@@ -147,7 +108,8 @@ class Gateway:
         self.config = config or GatewayConfig()
         self.tokens = TokenStore(self.config)
         self._limiter = RateLimiter(self.config.rate_per_second, self.config.rate_burst)
-        self._rooms: dict[str, _Room] = {}
+        self._rooms: dict[str, Room] = {}
+        self._clock = PresenceClock(self.config.presence_interval)
         self._closed = False
         self.cluster: Cluster | None = None
         """The link to the other gateways, in the NATS mode (`GatewayConfig(nats=...)`)."""
@@ -171,6 +133,13 @@ class Gateway:
                 Route("/v0/topics/{topic}/history", self._list_history, methods=["GET"]),
             ]
         )
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Send presence batches while the block lasts (`run_gateway` enters it); without it,
+        each change goes out on its own."""
+        async with self._clock.running():
+            yield
 
     # -- programmatic access ------------------------------------------------------------------
 
@@ -222,15 +191,21 @@ class Gateway:
             room.broadcast(text)
             return True
         conn = room.members.get(to)
-        if conn is None or conn.peer.closing:  # a closing one never gets what it is sent now
+        if conn is None or conn.closing:  # a closing one never gets what it is sent now
             return False
         conn.enqueue(text)
         return True
 
+    def presence(self, topic: str, participant_id: str, event: str, text: str) -> None:
+        """A `join` or `leave` on another gateway (`text`, its frame): told to ours in `topic`."""
+        room = self._rooms.get(topic)
+        if room is not None:
+            room.tell(participant_id, event, text)
+
     def replace(self, topic: str, participant_id: str) -> None:
         """`participant_id` connected to another gateway: close its connection here, no `leave`."""
         room = self._rooms.get(topic)
-        conn = None if room is None else room.members.pop(participant_id, None)
+        conn = None if room is None else room.remove(participant_id)
         if room is not None and conn is not None:
             logger.info("%r reconnected to %r elsewhere; closing its connection here", participant_id, topic)
             if self.cluster is not None:
@@ -315,20 +290,19 @@ class Gateway:
             await peer.run(_ignore, _ignore)
             return
         pid = grant.participant_id
-        conn = _Connection(peer, Member(pid))
+        conn = _Connection(peer, Member(pid, presence=presence_mode(query.get("presence"))))
         room = self._rooms.get(topic)
         if room is None:
             history = History(self.config.history_limit) if self.cluster is None else History(0)
-            room = self._rooms[topic] = _Room(topic, history, self.cluster)
-        _admit(room, conn, self._remote(topic), self._history(topic).items())
+            room = self._rooms[topic] = Room(topic, history, self.cluster, self._clock)
+        room.admit(conn, self._remote(topic), self._history(topic))
         try:
             await peer.run(
                 lambda text: self._on_frame(conn, room, text),
                 lambda error, message: self._reject(conn, FrameRejected(error, message)),
             )
         finally:
-            if room.members.get(pid) is conn:
-                del room.members[pid]
+            if room.remove(pid, conn) is not None:
                 room.announce(conn, "leave")
                 if not room.members and self._rooms.get(topic) is room:
                     del self._rooms[topic]
@@ -337,7 +311,7 @@ class Gateway:
         logger.info("rejected a frame from %r: %s", conn.participant_id, rejected.message)
         conn.enqueue(error_frame(conn.participant_id, rejected))
 
-    def _on_frame(self, conn: _Connection, room: _Room, text: str) -> None:
+    def _on_frame(self, conn: _Connection, room: Room, text: str) -> None:
         pid = conn.participant_id
         if room.members.get(pid) is not conn:
             return  # a replaced connection's last frames

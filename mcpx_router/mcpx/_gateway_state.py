@@ -64,6 +64,9 @@ class GatewayConfig:
     ping_timeout: float = 20.0
     """A participant from which nothing (not even a pong) arrives for `ping_interval` +
     `ping_timeout` seconds is disconnected, and its `leave` announced."""
+    presence_interval: float = 0.25
+    """Seconds between two presence batches of a topic, for the participants that ask for them
+    (`?presence=batched`); the others get a frame per join and leave, as the draft says."""
 
     nats: str | Sequence[str] | None = None
     """NATS server URL(s): this gateway is one of many serving the same topics (asyncio only;
@@ -94,6 +97,8 @@ class GatewayConfig:
             raise ValueError(f"nats_replicas must be 1 to 5 (JetStream's range), not {self.nats_replicas!r}")
         if not self.nats_handover >= 0:
             raise ValueError(f"nats_handover must be seconds, 0 or more, not {self.nats_handover!r}")
+        if not self.presence_interval >= 0:
+            raise ValueError(f"presence_interval must be 0 or more seconds, not {self.presence_interval!r}")
         if not self.nats_heartbeat > 0:
             raise ValueError(f"nats_heartbeat must be positive seconds, not {self.nats_heartbeat!r}")
         for grant in self.tokens.values():
@@ -256,6 +261,8 @@ def error_frame(participant_id: str, rejected: FrameRejected) -> str:
 class Member:
     participant_id: str
     name: str | None = None
+    presence: str = "each"
+    """How it hears presence: `each`, `batched` or `none` (see `_presence.py`)."""
 
     def info(self) -> dict[str, Any]:
         return participant_entry(self.participant_id, self.name)
@@ -265,19 +272,28 @@ class History:
     """Recent broadcast envelopes of one topic, oldest first. Addressed traffic never goes in."""
 
     def __init__(self, limit: int) -> None:
-        self._items: deque[dict[str, Any]] = deque(maxlen=max(limit, 0) or None)
+        self._items: deque[tuple[dict[str, Any], str | None]] = deque(maxlen=max(limit, 0) or None)
         self.enabled = limit > 0
 
-    def add(self, envelope: dict[str, Any]) -> None:
+    def add(self, envelope: dict[str, Any], text: str | None = None) -> None:
+        """Keep `envelope` (`text`: its JSON, when the caller has it)."""
         if self.enabled and not envelope.get("to"):
-            self._items.append(envelope)
+            self._items.append((envelope, text))
 
     def items(self) -> list[dict[str, Any]]:
-        return list(self._items)
+        return [envelope for envelope, _ in self._items]
+
+    def text(self) -> str:
+        """The envelopes as one JSON array; each one is encoded once, whatever the calls."""
+        items = self._items
+        for index, (envelope, text) in enumerate(items):
+            if text is None:
+                items[index] = (envelope, json.dumps(envelope, separators=(",", ":"), ensure_ascii=False))
+        return f"[{','.join(text for _, text in items if text is not None)}]"
 
     def page(self, limit: int, before: str | None) -> list[dict[str, Any]]:
         """Most recent first; `before` is an envelope id or a timestamp."""
-        items = list(reversed(self._items))
+        items = list(reversed(self.items()))
         if before:
             for index, item in enumerate(items):
                 if item.get("id") == before:

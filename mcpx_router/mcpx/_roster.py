@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -21,6 +21,7 @@ from ._envelope import (
     ParticipantInfo,
     Welcome,
     parse_frame,
+    parse_participant,
     parse_presence,
     parse_welcome,
 )
@@ -148,26 +149,50 @@ class Roster:
             self._routes.peer_gone(pid, "participant left")
             self.publish(PresenceEvent("leave", info))
         for pid, info in new.items():
-            if pid not in self._present:
-                self._present[pid] = info
+            known = pid in self._present
+            self._present[pid] = info  # its connection as the gateway knows it now
+            if not known:
                 self.publish(PresenceEvent("join", info))
 
     def on_presence(self, env: Envelope) -> None:
-        """Follow a presence frame: a join, a leave, or a heartbeat from someone we missed."""
+        """Follow a presence frame: a join, a leave, a heartbeat from someone we missed, or a
+        batch of joins and leaves (what gateways send to clients that ask, `?presence=batched`)."""
+        batch = env.payload if isinstance(env.payload, Mapping) else {}
+        if str(batch.get("event", batch.get("type", ""))).lower() == "batch":
+            self._on_batch(batch)
+            return
         presence = parse_presence(env)
         if presence is None:
             logger.debug("topic %r: ignoring presence frame %r", self._topic, env.payload)
             return
-        info = presence.participant
+        self._apply(presence.event, presence.participant)
+
+    def _on_batch(self, batch: Mapping[str, Any]) -> None:
+        """A batch: the net change since the one before, a participant named at most once. A
+        `joined` entry with the connection we know (our welcome had it) is no news; one with
+        another connection is a reconnect."""
+        for key, event in (("left", "leave"), ("joined", "join")):
+            entries = batch.get(key)
+            for entry in entries if isinstance(entries, list) else ():
+                info = parse_participant(entry)
+                if info is None:
+                    continue
+                known = self._present.get(info.id)
+                if event == "join" and known is not None and known.connection == info.connection:
+                    if info.connection is not None:
+                        continue  # the welcome had this connection already
+                self._apply(event, info)
+
+    def _apply(self, event: str, info: ParticipantInfo) -> None:
         if self._ours(info.id):
             return  # our own join (possibly before the welcome) or a stale leave
-        if presence.event == "join":
+        if event == "join":
             rejoined = info.id in self._present
             self._present[info.id] = info
             if rejoined:
                 self._routes.peer_gone(info.id, "participant reconnected")
             self.publish(PresenceEvent("join", info, rejoined=rejoined))
-        elif presence.event == "leave":
+        elif event == "leave":
             known = self._present.pop(info.id, None)
             self._routes.peer_gone(info.id, "participant left")
             self.publish(PresenceEvent("leave", known or info))

@@ -159,6 +159,7 @@ async def run_gateway(
     async with AsyncExitStack() as stack:
         if cluster is not None:
             await stack.enter_async_context(cluster.running())
+        await stack.enter_async_context(gw.running())
         sock = _listen(host, port)
         stack.callback(sock.close)
         async with serve_front(
@@ -232,6 +233,14 @@ def gateway_parser() -> argparse.ArgumentParser:
     parser.add_argument("--history", type=int, default=100, help="broadcast envelopes kept per topic")
     parser.add_argument("--rate", type=float, default=50.0, help="frames per second per participant")
     add_keepalive_flags(parser, "each participant")
+    parser.add_argument(
+        "--presence-interval",
+        type=float,
+        default=0.25,
+        metavar="SECONDS",
+        help="seconds between a topic's presence batches, for participants that ask for them "
+        "(?presence=batched; default: 0.25)",
+    )
     parser.add_argument(
         "--jwt-key",
         metavar="FILE",
@@ -316,6 +325,7 @@ def _config(args: argparse.Namespace, tokens: dict[str, TokenGrant], verifier: A
         rate_burst=max(int(args.rate * 2), 1),
         ping_interval=args.ping_interval,
         ping_timeout=args.ping_timeout,
+        presence_interval=args.presence_interval,
         nats=[u.strip() for item in args.nats for u in item.split(",") if u.strip()] or None,
         nats_prefix=args.nats_prefix,
         nats_replicas=args.nats_replicas,

@@ -19,7 +19,7 @@ import ssl
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Literal, Self
 
 import anyio
 from anyio.abc import TaskStatus
@@ -92,6 +92,10 @@ class TopicClient:
             out in time is answered at once with an error that says so.
         ping_interval, ping_timeout: A ping every `ping_interval` s (None: none); nothing heard
             within `ping_timeout` s of one and the connection is lost (see `reconnect`).
+        presence: How presence should come: `batched` (a frame naming many joins and leaves,
+            from gateways that offer it; others send a frame each, read as well), `each` (one
+            frame per join and leave, as the draft says) or `none` (no presence at all: the
+            participants stay as the welcome listed them).
     """
 
     def __init__(
@@ -110,9 +114,13 @@ class TopicClient:
         send_timeout: float | None = DEFAULT_SEND_TIMEOUT,
         ping_interval: float | None = DEFAULT_PING_INTERVAL,
         ping_timeout: float = DEFAULT_PING_TIMEOUT,
+        presence: Literal["batched", "each", "none"] = "batched",
     ) -> None:
         if not topic or not participant_id:
             raise ValueError("topic and participant_id must be non-empty")
+        if presence not in ("batched", "each", "none"):
+            raise ValueError(f"presence must be 'batched', 'each' or 'none', not {presence!r}")
+        self._presence = None if presence == "each" else presence
         self._gateways = GatewayList(gateway_url)
         self.topic = topic
         self.requested_id = participant_id
@@ -205,7 +213,7 @@ class TopicClient:
     async def _serve_with(self, gateway: str, token: str, task_status: TaskStatus[None]) -> None:
         from ._ws import connect_websocket  # wsproto loads with the first connection, not on import
 
-        url = websocket_url(gateway, self.topic)
+        url = websocket_url(gateway, self.topic, presence=self._presence)
         reason = "connection closed"
         async with connect_websocket(
             url,

@@ -14,10 +14,15 @@ in the payload and at the top of the envelope (see docs/mcpx.md, "Wire format").
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import secrets
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ._envelope import GATEWAY_ID, PROTOCOL, Envelope, envelope_to_dict, new_envelope
+
+_SLOT: Final = f"\x00{secrets.token_hex(16)}\x00"
+"""Stands for a shared part of a welcome until it is put in; nobody can guess it into an id."""
+_SLOTS: Final = (json.dumps(_SLOT + "participants"), json.dumps(_SLOT + "history"))
 
 MCP_VERSION: Final = "2025-06-18"
 """The MCP revision MCPx v0 negotiates by (its section 4.1); presence entries advertise it. Each
@@ -37,6 +42,19 @@ def participant_entry(participant_id: str, name: str | None = None, kind: str = 
         "kind": kind,
         "mcp": {"version": MCP_VERSION},
     }
+
+
+def compact_entry(info: Mapping[str, Any], connection: str) -> dict[str, Any]:
+    """`info` as batches and shared welcomes list it: its `connection` named, and what every entry
+    of ours would say left out (`name` equal to the id, `kind` agent, `mcp.version` `MCP_VERSION`)."""
+    entry = {"id": info.get("id"), "connection": connection}
+    if info.get("name") not in (None, info.get("id")):
+        entry["name"] = info["name"]
+    if info.get("kind") not in (None, "agent"):
+        entry["kind"] = info["kind"]
+    if info.get("mcp") not in (None, {"version": MCP_VERSION}):
+        entry["mcp"] = info["mcp"]
+    return entry
 
 
 def welcome_payload(
@@ -65,3 +83,22 @@ def welcome_frame(
     frame = envelope_to_dict(env)
     frame.update(type="welcome", participant_id=participant_id, topic=topic)
     return json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+
+
+def shared_welcome_frame(
+    participant_id: str, topic: str, participants: str, history: str, *, presence: str, version: int
+) -> str:
+    """`welcome_frame` with the participants and the history given as JSON text, put in as they
+    are: a text shared by many welcomes is never encoded again. `presence` says how this
+    participant hears presence from now on, `version` which presence batch the roster is as of."""
+    payload = welcome_payload(participant_id, topic, [], [])
+    del payload["participants"], payload["history"]  # put back after these, near the frame's start:
+    payload.update(presence=presence, roster_version=version)
+    payload.update(participants=_SLOT + "participants", history=_SLOT + "history")
+    env = new_envelope(sender=GATEWAY_ID, kind="system", payload=payload, to=(participant_id,))
+    frame = envelope_to_dict(env)
+    frame.update(type="welcome", participant_id=participant_id, topic=topic)
+    text = json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+    head, rest = text.split(_SLOTS[0], 1)
+    middle, tail = rest.split(_SLOTS[1], 1)
+    return "".join((head, participants, middle, history, tail))

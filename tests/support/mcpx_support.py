@@ -104,13 +104,19 @@ class RawPeer:
 
 @asynccontextmanager
 async def raw_peer(
-    url: str, topic: str, participant_id: str, gateway: Gateway | None = None, *, token: str | None = None
+    url: str,
+    topic: str,
+    participant_id: str,
+    gateway: Gateway | None = None,
+    *,
+    token: str | None = None,
+    presence: str | None = None,
 ) -> AsyncIterator[RawPeer]:
     if token is None:
         assert gateway is not None
         token = gateway.issue_token(participant_id, topic)
     async with connect_websocket(
-        websocket_url(url, topic), headers=[("Authorization", f"Bearer {token}")]
+        websocket_url(url, topic, presence=presence), headers=[("Authorization", f"Bearer {token}")]
     ) as ws:
         peer = RawPeer(ws, participant_id)
         peer.welcome = await peer.recv()
