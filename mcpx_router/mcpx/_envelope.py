@@ -17,6 +17,9 @@ from ._errors import EnvelopeError
 
 PROTOCOL: Final = "mcp-x/v0"
 GATEWAY_ID: Final = "system:gateway"
+MCP_VERSION: Final = "2025-06-18"
+"""The MCP revision MCPx v0 negotiates by (its section 4.1); presence entries advertise it. Each
+pair of participants still negotiates its own version in `initialize`."""
 KINDS: Final = frozenset({"mcp", "presence", "system"})
 
 Kind = Literal["mcp", "presence", "system"]
@@ -283,6 +286,8 @@ def parse_participant(value: Any) -> ParticipantInfo | None:
     mcp = value.get("mcp")
     version = mcp.get("version") if isinstance(mcp, Mapping) else value.get("mcp_version")
     name, kind, connection = value.get("name"), value.get("kind"), value.get("connection")
+    if isinstance(connection, str):  # a batched entry leaves out what every entry says
+        name, kind, version = value.get("name", pid), value.get("kind", "agent"), version or MCP_VERSION
     return ParticipantInfo(
         id=pid,
         name=name if isinstance(name, str) else None,

@@ -18,15 +18,11 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ._envelope import GATEWAY_ID, PROTOCOL, Envelope, envelope_to_dict, new_envelope
+from ._envelope import GATEWAY_ID, MCP_VERSION, PROTOCOL, Envelope, envelope_to_dict, new_envelope
 
 _SLOT: Final = f"\x00{secrets.token_hex(16)}\x00"
 """Stands for a shared part of a welcome until it is put in; nobody can guess it into an id."""
 _SLOTS: Final = (json.dumps(_SLOT + "participants"), json.dumps(_SLOT + "history"))
-
-MCP_VERSION: Final = "2025-06-18"
-"""The MCP revision MCPx v0 negotiates by (its section 4.1); presence entries advertise it. Each
-pair of participants still negotiates its own version in `initialize`."""
 
 
 def speaks_for_gateway(env: Envelope) -> bool:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mcpx_router.mcpx._envelope import parse_participant
 from mcpx_router.mcpx._gateway_state import History
 from mcpx_router.mcpx._presence import RosterBook, presence_mode
-from mcpx_router.mcpx._welcome import compact_entry, participant_entry
+from mcpx_router.mcpx._welcome import MCP_VERSION, compact_entry, participant_entry
 
 IDS = ["a", "b", "c", "d"]
 
@@ -145,5 +145,10 @@ def test_unknown_presence_modes_get_what_the_draft_sends() -> None:
 )
 def test_batched_entries_leave_out_what_every_entry_says(info: dict[str, Any], entry: dict[str, Any]) -> None:
     assert compact_entry(info, "c") == entry
-    parsed = parse_participant(entry)
+    parsed = parse_participant(entry)  # read back with what was left out
     assert parsed is not None and parsed.id == "a" and parsed.connection == "c"
+    assert (parsed.name, parsed.kind, parsed.mcp_version) == (
+        info.get("name", "a"),
+        info.get("kind", "agent"),
+        info.get("mcp", {}).get("version", MCP_VERSION),
+    )
