@@ -147,12 +147,8 @@ class WebSocketPeer:
             return
         data = self._out[0] if len(self._out) == 1 else b"".join(self._out)
         self._out.clear()
-        try:
-            sent = self.sock.send(data)
-        except BlockingIOError:
-            sent = 0
-        except OSError:
-            self._gone()
+        sent = self._send(data)
+        if sent is None:
             return
         if sent < len(data):
             self._stuck = data[sent:]
@@ -162,17 +158,23 @@ class WebSocketPeer:
         else:
             self._sent_all()
 
+    def _send(self, data: bytes) -> int | None:
+        """Bytes the socket took of `data` now (0 when it is full); None when the peer is gone."""
+        try:
+            return self.sock.send(data)
+        except BlockingIOError:
+            return 0
+        except OSError:
+            self._gone()
+            return None
+
     async def _drain(self) -> None:
         while self._stuck and not self._dead:
             await anyio.wait_writable(self.sock)
             data = b"".join([self._stuck, *self._out])
             self._out.clear()
-            try:
-                sent = self.sock.send(data)
-            except BlockingIOError:
-                sent = 0
-            except OSError:
-                self._gone()
+            sent = self._send(data)
+            if sent is None:
                 return
             self._stuck = data[sent:]
         self._draining = False

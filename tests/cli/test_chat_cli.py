@@ -42,14 +42,14 @@ def chat(
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=90,
+        timeout=300,
         env=env,
         check=False,
     )
 
 
 @pytest.mark.thirdparty
-@pytest.mark.timeout(120, func_only=True)
+@pytest.mark.timeout(600, func_only=True)
 def test_chat_with_the_time_server(tmp_path: Path) -> None:
     params = _servers.time_server_params()
     config = write_config(tmp_path, {"time": {"command": params.command, "args": list(params.args)}})

@@ -195,7 +195,7 @@ def installed() -> None:
 
 
 @pytest.mark.thirdparty
-@pytest.mark.timeout(120, func_only=True)
+@pytest.mark.timeout(600, func_only=True)
 @pytest.mark.parametrize("api", ["chat", "responses"])
 async def test_server_everything_results_reach_the_model(installed: None, api: str) -> None:
     calls = [

@@ -205,7 +205,7 @@ def installed() -> None:
 
 
 @pytest.mark.thirdparty
-@pytest.mark.timeout(120, func_only=True)
+@pytest.mark.timeout(600, func_only=True)
 async def test_real_servers_in_strict_mode(installed: None, web_page: str, tmp_path: Path) -> None:
     """time, fetch, git (PyPI) and server-everything (npm): every tool strict, within the rules, callable."""
     repo = _servers.init_git_repo(tmp_path / "repo", message="Strict commit")

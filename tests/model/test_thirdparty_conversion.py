@@ -15,7 +15,7 @@ from mcpx_router.model._outbound_rules import check_parameters
 
 from ..support import _servers
 
-pytestmark = [pytest.mark.anyio, pytest.mark.thirdparty, pytest.mark.timeout(120, func_only=True)]
+pytestmark = [pytest.mark.anyio, pytest.mark.thirdparty, pytest.mark.timeout(600, func_only=True)]
 
 
 def _subschemas(schema: Any) -> Iterator[dict[str, Any]]:

@@ -18,7 +18,7 @@ from mcp.client.session import ClientRequestContext, IncomingMessage
 from ..support import _servers
 
 # The usual per-test limit, but without the module's install step (first run only, can take minutes).
-pytestmark = [pytest.mark.anyio, pytest.mark.thirdparty, pytest.mark.timeout(120, func_only=True)]
+pytestmark = [pytest.mark.anyio, pytest.mark.thirdparty, pytest.mark.timeout(600, func_only=True)]
 
 EVERYTHING_BASE_TOOLS = {
     "echo",
