@@ -327,6 +327,7 @@ class Gateway:
         except FrameRejected as rejected:
             self._reject(conn, rejected)
             return
+        room.settle(pid)
         recipients: list[str] = envelope["to"]
         if not recipients:
             room.broadcast(text, exclude=pid)

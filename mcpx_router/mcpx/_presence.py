@@ -70,6 +70,10 @@ class RosterBook:
     def pending(self) -> bool:
         return bool(self._touched)
 
+    def untold(self, participant_id: str) -> bool:
+        """Whether a change of `participant_id` waits for the next batch."""
+        return participant_id in self._touched
+
     def touch(self, participant_id: str, entry: Mapping[str, Any] | None) -> None:
         """`participant_id` joined (its `entry`) or left (None)."""
         self._live.pop(participant_id, None)

@@ -133,6 +133,16 @@ class Room:
         self.book.touch(pid, self._entry(pid))
         self._clock.mark(self)
 
+    def settle(self, sender: str) -> None:
+        """Before a frame of `sender` is handed out: its join (or reconnect) goes first.
+
+        A batched participant must never get a frame from a connection that presence has not
+        told it of yet (a client that reads the later batch as a reconnect would drop what that
+        frame began), so a sender whose change waits for the next batch sends that batch now.
+        Only a participant's first frames within `presence_interval` of its join pay for it."""
+        if self.book.untold(sender) and self._hearing[BATCHED]:
+            self.flush()
+
     def flush(self) -> None:
         """Send the batch of what changed since the last one (if anything did)."""
         if not self.book.pending:
