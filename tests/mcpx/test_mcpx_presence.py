@@ -230,3 +230,22 @@ async def test_a_batched_welcome_lists_everyone_present_before_any_batch() -> No
             listed = third.welcome["payload"]["participants"]
             assert [sorted(entry) for entry in listed] == [["connection", "id"]] * 2  # nothing said twice
             assert {entry["id"] for entry in listed} == {"first", "second"}
+
+
+@pytest.mark.parametrize("broadcast", [False, True])
+async def test_a_frame_never_overtakes_the_batch_that_tells_its_sender(broadcast: bool) -> None:
+    # an hour between batches: only the sender's frame can send the batch that names it
+    gw = Gateway(GatewayConfig(presence_interval=3600))
+    async with run_gateway(gw) as url, raw_peer(url, TOPIC, "watcher", gw, presence="batched") as watcher:
+        told: list[str] = []  # the connections of `sender` the batches named, in order
+        for round_ in range(2):  # a join, then a reconnect of the same participant
+            async with raw_peer(url, TOPIC, "sender", gw) as sender:
+                await sender.send_mcp(NOTE, to=() if broadcast else ("watcher",))
+                with anyio.fail_after(10):
+                    frame = await watcher.recv()
+                    while is_batch(frame):
+                        told += [e["connection"] for e in frame["payload"]["joined"] if e["id"] == "sender"]
+                        frame = await watcher.recv()
+                assert frame["kind"] == "mcp" and frame["from"] == "sender"
+                # before its frame, the watcher was told of this connection: a new one each round
+                assert len(told) == len(set(told)) == round_ + 1
