@@ -7,7 +7,7 @@ change definitions through real in-process peers and count what the embedder was
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as mt
@@ -140,12 +140,21 @@ def test_an_embedder_must_be_callable() -> None:
         OpenAIPeerToolAdapter(embedder="text-embedding-3-small")  # type: ignore[arg-type]
 
 
-async def test_openai_embedder_through_the_real_sdk_in_batches() -> None:
+@pytest.mark.parametrize(
+    ("encoding", "floats_only", "asked"),
+    [(None, False, "base64"), (None, True, "base64"), ("float", False, "float")],
+    ids=["base64", "base64-answered-with-floats", "float"],
+)
+async def test_openai_embedder_through_the_real_sdk_in_batches(
+    encoding: Literal["float"] | None, floats_only: bool, asked: str
+) -> None:
     rec = peer("p", {f"tool{i}": f"Tool number {i}." for i in range(7)})
     local = HashingEmbedder()
-    with replay_openai([]) as replay:
+    with replay_openai([], floats_only=floats_only) as replay:
         async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
-            embedder = OpenAIEmbedder(client, "text-embedding-3-small", dimensions=512)
+            embedder = OpenAIEmbedder(
+                client, "text-embedding-3-small", dimensions=512, encoding_format=encoding
+            )
             index = EmbeddingIndex(embedder, batch_size=4)
             async with connected(p=rec) as clients, OpenAIPeerToolAdapter() as adapter:
                 await adapter.add_peer("p", clients["p"])
@@ -154,7 +163,7 @@ async def test_openai_embedder_through_the_real_sdk_in_batches() -> None:
                     again = await index.similarities("tool number 3", adapter.tools)
     bodies = replay.bodies(EMBEDDINGS)
     assert [len(b["input"]) for b in bodies] == [4, 3, 1]  # two batches of tools, then the query
-    assert all(b["model"] == "text-embedding-3-small" and b["encoding_format"] == "float" for b in bodies)
+    assert all(b["model"] == "text-embedding-3-small" and b["encoding_format"] == asked for b in bodies)
     assert all(b["dimensions"] == 512 for b in bodies)
     assert scores == again
     # The vectors are those the endpoint computed, in order: the same as the local embedder's.
@@ -164,6 +173,12 @@ async def test_openai_embedder_through_the_real_sdk_in_batches() -> None:
         expected = await direct.similarities("tool number 3", adapter.tools)
     assert scores == pytest.approx(expected)
     assert max(range(7), key=lambda i: scores[i]) == 3
+
+
+async def test_the_embedder_refuses_an_encoding_it_cannot_read() -> None:
+    async with AsyncOpenAI(base_url="http://127.0.0.1:1/v1", api_key="sk-test") as client:
+        with pytest.raises(UsageError, match="encoding_format must be None or 'float'"):
+            OpenAIEmbedder(client, encoding_format="base64")  # type: ignore[arg-type]
 
 
 async def test_an_endpoint_error_becomes_embedding_error() -> None:

@@ -14,9 +14,11 @@ deterministic `HashingEmbedder`), without taking a reply from the script.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import socket
+import struct
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -46,6 +48,8 @@ class Replay:
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     base_url: str = ""
     embed: Callable[[list[str]], list[list[float]]] | None = None
+    floats_only: bool = False
+    """Answer embeddings as lists of floats whatever `encoding_format` asked (as some endpoints do)."""
 
     def bodies(self, path: str) -> list[dict[str, Any]]:
         return [body for p, body in self.requests if p == path]
@@ -202,10 +206,15 @@ def _embeddings(replay: Replay, body: dict[str, Any]) -> Response:
         texts = [texts]
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts) or not texts:
         return JSONResponse({"error": {"message": "input must be a non-empty list of strings"}}, 400)
-    if body.get("encoding_format") != "float":
-        return JSONResponse({"error": {"message": "this endpoint serves encoding_format=float only"}}, 400)
+    encoding = body.get("encoding_format", "float")
+    if encoding not in ("float", "base64"):
+        return JSONResponse({"error": {"message": f"unknown encoding_format {encoding!r}"}}, 400)
     vectors = (replay.embed or HashingEmbedder())(texts)
-    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    if encoding == "base64" and not replay.floats_only:  # little-endian float32, as OpenAI sends
+        encoded: list[Any] = [base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() for v in vectors]
+    else:
+        encoded = [list(v) for v in vectors]
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(encoded)]
     used = sum(len(t.split()) for t in texts)
     usage = {"prompt_tokens": used, "total_tokens": used}
     return JSONResponse({"object": "list", "data": data, "model": body.get("model", "m"), "usage": usage})
@@ -241,11 +250,15 @@ def _app(replay: Replay) -> Starlette:
 
 @contextmanager
 def replay_openai(
-    script: list[Reply], *, embed: Callable[[list[str]], list[list[float]]] | None = None
+    script: list[Reply],
+    *,
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
+    floats_only: bool = False,
 ) -> Iterator[Replay]:
     """Serve `script` on 127.0.0.1 in a background thread; `replay.base_url` ends in `/v1`.
-    Embeddings requests are answered by `embed` (default: a `HashingEmbedder`)."""
-    replay = Replay(script=list(script), embed=embed)
+    Embeddings requests are answered by `embed` (default: a `HashingEmbedder`), in the
+    `encoding_format` asked for (lists of floats always, with `floats_only`)."""
+    replay = Replay(script=list(script), embed=embed, floats_only=floats_only)
     # Bound here, not by uvicorn later: another test process cannot take the port in between.
     listening = socket.create_server(("127.0.0.1", 0))
     port = listening.getsockname()[1]
