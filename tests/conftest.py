@@ -206,6 +206,69 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in kept:
             if isinstance(item, pytest.Function):
                 _fewer_examples(item, done)
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: every worker sorts alike
+        _longest_first(items, _recorded_durations(config))
+
+
+_DURATIONS = "mcpx_router/durations"
+"""The cache key (in .pytest_cache) of each test's duration in the last parallel run, per mode."""
+
+
+def _durations_key(config: pytest.Config) -> str:
+    return f"{_DURATIONS}/{'quick' if config.getoption('--quick') else 'full'}"
+
+
+def _recorded_durations(config: pytest.Config) -> dict[str, float]:
+    cache = getattr(config, "cache", None)
+    recorded = cache.get(_durations_key(config), {}) if cache is not None else {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _expected_duration(item: pytest.Item, recorded: dict[str, float]) -> float:
+    """How long `item` took last time, else a guess: starting processes is slow, properties next."""
+    seconds = recorded.get(item.nodeid)
+    if isinstance(seconds, int | float):
+        return float(seconds)
+    if item.get_closest_marker("subprocess") is not None:
+        return 5.0
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        return 2.0
+    return 0.1
+
+
+def _longest_first(items: list[pytest.Item], recorded: dict[str, float]) -> None:
+    """Sort `items` by how long each unit of work takes, longest first: a unit is one test, or
+    the tests of one xdist_group, which stay together and in their order (one worker runs them)."""
+    units: dict[str, float] = {}
+    first: dict[str, int] = {}
+    unit_of: list[str] = []
+    for index, item in enumerate(items):
+        group = item.get_closest_marker("xdist_group")
+        unit = f"group:{group.args[0] if group.args else group.kwargs.get('name')}" if group else item.nodeid
+        unit_of.append(unit)
+        units[unit] = units.get(unit, 0.0) + _expected_duration(item, recorded)
+        first.setdefault(unit, index)
+    order = sorted(range(len(items)), key=lambda i: (-units[unit_of[i]], first[unit_of[i]], i))
+    items[:] = [items[i] for i in order]
+
+
+# Longest first: pytest-xdist hands tests out in collection order (groups of tests sharing a fixture
+# before single tests), so a run sorted so is not left waiting on a long test started last. The
+# workers sort (above); the controller records what each test took, for the next run.
+_durations: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    cache = getattr(config, "cache", None)
+    if cache is None or hasattr(config, "workerinput") or not _durations:
+        return
+    if getattr(config.option, "numprocesses", None):  # parallel runs only: they are the ones sorted
+        cache.set(_durations_key(config), {**_recorded_durations(config), **_durations})
 
 
 @pytest.fixture(autouse=True)

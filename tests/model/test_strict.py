@@ -1107,7 +1107,8 @@ def test_widening_then_stripping_gives_back_what_the_peer_accepts(data: st.DataO
     outcome = _convert(schema)
     assert outcome.schema is not None, outcome.reasons
     jsonschema.validate(peer, schema)
-    jsonschema.validate(model, outcome.schema)
+    # _convert checked outcome.schema against the metaschema already: validate the value only
+    jsonschema.validators.validator_for(outcome.schema)(outcome.schema).validate(model)
     before = copy.deepcopy(model)
     assert strip_added_nulls(model, outcome) == peer
     assert model == before

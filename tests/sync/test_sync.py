@@ -71,7 +71,10 @@ def loop_threads() -> list[threading.Thread]:
 def no_thread_left() -> Iterator[None]:
     before = set(loop_threads())
     yield
-    gc.collect()
+    if set(loop_threads()) - before:
+        # A router the test dropped unclosed stops its thread when collected. Only then: a full
+        # collection costs seconds on a worker whose heap earlier tests have filled.
+        gc.collect()
     assert set(loop_threads()) - before == set()
 
 
