@@ -30,6 +30,10 @@ from ._topic_options import add_keepalive_flags
 
 logger = logging.getLogger("mcpx_router.mcpx.gateway")
 _GRACE = 2.0
+_BACKLOG = 4096
+"""Connections the kernel may hold before we accept them (it caps this at net.core.somaxconn):
+a topic of thousands reconnecting after a restart overflowed the usual 128, and every refused
+connection was tried again later."""
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -39,7 +43,7 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(128)
+        sock.listen(_BACKLOG)
         sock.setblocking(False)
     except BaseException:
         sock.close()

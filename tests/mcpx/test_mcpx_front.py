@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
+
 import anyio
 import httpx2
 import pytest
 
 from mcpx_router.mcpx import Gateway, GatewayConfig, run_gateway
+from mcpx_router.mcpx._serve import _listen
 
 from ..support.mcpx_support import raw_peer
 
@@ -55,3 +59,24 @@ async def test_a_malformed_request_is_answered_400_and_the_gateway_serves_on() -
         assert answer.startswith(b"HTTP/1.1 400")
         async with raw_peer(url, TOPIC, "alice", gw) as alice:
             assert alice.welcome["payload"]["participant"]["id"] == "alice"
+
+
+def test_the_listener_holds_a_reconnect_storm_it_has_not_accepted_yet() -> None:
+    # a busy gateway accepts late: the kernel must hold the connections meanwhile (the usual
+    # backlog of 128 dropped the rest, and their clients tried again a second or more later)
+    kernel_limit = int(Path("/proc/sys/net/core/somaxconn").read_text())
+    storm = min(kernel_limit, 1_000)
+    listener = _listen("127.0.0.1", 0)
+    clients: list[socket.socket] = []
+    try:
+        address = listener.getsockname()
+        for _ in range(storm):
+            client = socket.socket()
+            clients.append(client)
+            client.settimeout(0.5)  # a dropped handshake is retried after 1 s: too late
+            client.connect(address)
+    finally:
+        for client in clients:
+            client.close()
+        listener.close()
+    assert len(clients) == storm
