@@ -274,22 +274,27 @@ class History:
     def __init__(self, limit: int) -> None:
         self._items: deque[tuple[dict[str, Any], str | None]] = deque(maxlen=max(limit, 0) or None)
         self.enabled = limit > 0
+        self._text: str | None = None
+        """`text()` until the next `add`: every welcome of a storm shares it."""
 
     def add(self, envelope: dict[str, Any], text: str | None = None) -> None:
         """Keep `envelope` (`text`: its JSON, when the caller has it)."""
         if self.enabled and not envelope.get("to"):
             self._items.append((envelope, text))
+            self._text = None
 
     def items(self) -> list[dict[str, Any]]:
         return [envelope for envelope, _ in self._items]
 
     def text(self) -> str:
-        """The envelopes as one JSON array; each one is encoded once, whatever the calls."""
-        items = self._items
-        for index, (envelope, text) in enumerate(items):
-            if text is None:
-                items[index] = (envelope, json.dumps(envelope, separators=(",", ":"), ensure_ascii=False))
-        return f"[{','.join(text for _, text in items if text is not None)}]"
+        """The envelopes as one JSON array; each one is encoded once, the array once per change."""
+        if self._text is None:
+            items = self._items
+            for index, (envelope, text) in enumerate(items):
+                if text is None:
+                    items[index] = (envelope, json.dumps(envelope, separators=(",", ":"), ensure_ascii=False))
+            self._text = f"[{','.join(text for _, text in items if text is not None)}]"
+        return self._text
 
     def page(self, limit: int, before: str | None) -> list[dict[str, Any]]:
         """Most recent first; `before` is an envelope id or a timestamp."""

@@ -64,7 +64,13 @@ class RosterBook:
         self._touched: set[str] = set()
         self._shown: dict[str, Mapping[str, Any]] = {}
         """Entries a welcome listed that no batch has told yet: their leave must be told."""
+        self._welcomes = 0
+        """Welcomes given so far; with `_set_at`, whether one showed an entry (O(1) a welcome)."""
+        self._set_at: dict[str, int] = {}
+        """For each entry not yet told: `_welcomes` when it was set."""
         self._snapshot: str | None = None
+        """The roster now as a JSON array, kept as entries are appended: a join in a storm costs
+        a copy of it, not a new join of every entry."""
 
     @property
     def pending(self) -> bool:
@@ -76,13 +82,21 @@ class RosterBook:
 
     def touch(self, participant_id: str, entry: Mapping[str, Any] | None) -> None:
         """`participant_id` joined (its `entry`) or left (None)."""
-        self._live.pop(participant_id, None)
-        self._texts.pop(participant_id, None)
+        old = self._live.pop(participant_id, None)
+        if old is not None:
+            self._texts.pop(participant_id, None)
+            self._snapshot = None  # taken out of the middle: built again when next asked for
+            set_at = self._set_at.pop(participant_id, None)
+            if set_at is not None and self._welcomes > set_at:
+                self._shown[participant_id] = old  # a welcome listed it, no batch told it
         if entry is not None:
+            text = _encode(entry)
             self._live[participant_id] = entry
-            self._texts[participant_id] = _encode(entry)
+            self._texts[participant_id] = text
+            self._set_at[participant_id] = self._welcomes
+            if self._snapshot is not None:
+                self._snapshot = f"{self._snapshot[:-1]}{',' if len(self._texts) > 1 else ''}{text}]"
         self._touched.add(participant_id)
-        self._snapshot = None
 
     def batch(self) -> str | None:
         """The presence frame of the changes since the last batch, or None when nothing changed."""
@@ -98,6 +112,7 @@ class RosterBook:
                 self._told.pop(pid, None)
         self._touched.clear()
         self._shown.clear()
+        self._set_at.clear()  # told now: a leave of theirs is told as such
         if not joined and not left:
             return None
         self.version += 1
@@ -107,9 +122,7 @@ class RosterBook:
     def welcome(self, participant_id: str, topic: str, history: History, mode: str) -> str:
         """The welcome of a `batched` or `none` participant: the roster now, its text shared by
         every welcome until the next change, each entry encoded once."""
-        for pid in self._touched:  # joined since the last batch: this welcome shows them
-            if pid in self._live:
-                self._shown[pid] = self._live[pid]
+        self._welcomes += 1  # shows every entry set before it (`touch` reads this)
         if self._snapshot is None:
             self._snapshot = f"[{','.join(self._texts.values())}]"
         return shared_welcome_frame(
