@@ -150,6 +150,8 @@ class Client(asyncio.Protocol):
         self.version = -1
         """The newest presence batch this participant has (batched presence)."""
         self.welcome_version: int | None = None
+        self.quiet = False
+        """Connected with `presence=none`: its joining is its welcome alone."""
         self._buf = bytearray()
         self._open = False
 
@@ -288,7 +290,7 @@ class Load:
         if None in versions:
             return False
         newest = max(v for v in versions if v is not None)
-        return all(c.version > newest for c in self.clients)
+        return all(c.quiet or c.version > newest for c in self.clients)
 
     # -- frames -----------------------------------------------------------------------------------
 

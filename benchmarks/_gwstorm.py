@@ -1,6 +1,7 @@
 """A topic filled from empty all at once, as after a gateway restart, with calls running through it.
 
     python -m benchmarks._gwstorm --participants N [--presence batched] [--spread S] [--pairs P]
+        [--quiet SHARE]
 
 Starts our gateway (`_gwserver`, its own process; rate limit lifted, presence batches every
 0.25 s, the default) and drives it from this process with `_gwload`'s participants:
@@ -8,7 +9,9 @@ Starts our gateway (`_gwserver`, its own process; rate limit lifted, presence ba
 1. `2 * pairs` participants join (one wave) and each requester keeps one `tools/call`-sized
    request in flight to its responder, which answers at once;
 2. the storm: the other participants connect at random moments within `spread` seconds (the
-   jittered reconnects of clients that lost their gateway), all at once in flight;
+   jittered reconnects of clients that lost their gateway), all at once in flight; with
+   `--quiet SHARE`, that share of them asks for no presence (`presence=none`, as workers that
+   only answer do), and its joining is its welcome alone;
 3. the fill is over when every participant has every frame of its joining: with presence per
    participant, its welcome and one `join` per later participant; with `--presence batched`,
    its welcome and the batch after the newest welcome's roster.
@@ -46,7 +49,7 @@ class StormLoad(Load):
                 self.slow.append((round(sent - self.t0, 3), round(now - sent, 3), client.pid))
         super().on_text(client, head, now)
 
-    async def storm(self, count: int, spread: float, pairs: int) -> dict[str, object]:
+    async def storm(self, count: int, spread: float, pairs: int, quiet: float = 0.0) -> dict[str, object]:
         await self.warm_up()
         pids = [f"p{i}" for i in range(count)]
         self.clients = await self.connect(pids[: 2 * pairs], self.presence)
@@ -72,10 +75,11 @@ class StormLoad(Load):
         async def one(pid: str) -> Client:
             nonlocal retries
             await asyncio.sleep(random.uniform(0, spread))
+            presence = "none" if random.random() < quiet else self.presence
             while True:  # as a reconnecting client does: a refused attempt is tried again
                 try:
                     _, client = await loop.create_connection(
-                        lambda: Client(self, pid, self._upgrade_request(pid, self.presence)),
+                        lambda: Client(self, pid, self._upgrade_request(pid, presence)),
                         self.host,
                         self.port,
                     )
@@ -84,6 +88,7 @@ class StormLoad(Load):
                     retries += 1
                     await asyncio.sleep(random.uniform(0.5, 1.0))
                     continue
+                client.quiet = presence == "none"
                 self.clients.append(client)
                 return client
 
@@ -101,6 +106,7 @@ class StormLoad(Load):
         return {
             "participants": count,
             "presence": self.presence or "each",
+            "quiet": sum(c.quiet for c in self.clients),
             "spread": spread,
             "connected_seconds": connected,
             "fill_seconds": seconds,
@@ -135,7 +141,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
         assert server.stdout is not None and server.stdin is not None
         url = (await server.stdout.readline()).decode().strip()
         load = StormLoad(url, "gateway", server.pid, args.presence)
-        return await load.storm(args.participants, args.spread, args.pairs)
+        return await load.storm(args.participants, args.spread, args.pairs, args.quiet)
     finally:
         if server.stdin is not None:
             server.stdin.close()
@@ -152,6 +158,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--presence", choices=("batched",))
     parser.add_argument("--spread", type=float, default=5.0, help="seconds the reconnects are spread over")
     parser.add_argument("--pairs", type=int, default=10, help="requester/responder pairs calling meanwhile")
+    parser.add_argument(
+        "--quiet",
+        type=float,
+        default=0.0,
+        help="share of the storm's participants that ask for no presence (presence=none: workers)",
+    )
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile; its stats to FILE")
     args = parser.parse_args(argv)
     print(json.dumps(asyncio.run(main_async(args))), flush=True)

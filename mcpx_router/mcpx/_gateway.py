@@ -76,10 +76,11 @@ class _Connection:
         return self.peer.closing
 
     def enqueue(self, text: str) -> None:
-        self.enqueue_encoded(text_frame(text))
+        """A frame for this connection alone: written at once when nothing waits before it."""
+        self.enqueue_encoded(text_frame(text), now=True)
 
-    def enqueue_encoded(self, frame: bytes) -> None:
-        if not self.peer.send_frame(frame):
+    def enqueue_encoded(self, frame: bytes, *, now: bool = False) -> None:
+        if not self.peer.send_frame(frame, now=now):
             logger.warning("closing %r: it does not read its frames", self.participant_id)
             self.shut(CLOSE_TOO_SLOW, "too slow: send queue full")
 

@@ -13,7 +13,8 @@ parameter ignore it, and their clients read what the draft sends (see docs/mcpx.
   entry encoded once. Entries name the participant's `connection`, so that a `joined` entry
   the welcome already had is known for what it is, and leave out what every entry would say
   (`compact_entry`): about 50 bytes each instead of 80.
-- `none`: no presence frames at all; the welcome as for `batched`.
+- `none`: no presence frames at all, and a welcome that lists no one (`participants: []`):
+  joining costs O(1) bytes; `GET /v0/topics/{topic}/participants` lists the topic when wanted.
 
 `RosterBook` is the bookkeeping of one topic (no I/O); `PresenceClock` runs the batches of every
 topic of a gateway, one task for all of them, while `running()` lasts.
@@ -120,8 +121,13 @@ class RosterBook:
         return system_frame("presence", payload)
 
     def welcome(self, participant_id: str, topic: str, history: History, mode: str) -> str:
-        """The welcome of a `batched` or `none` participant: the roster now, its text shared by
-        every welcome until the next change, each entry encoded once."""
+        """The welcome of a `batched` participant: the roster now, its text shared by every
+        welcome until the next change, each entry encoded once. A `none` participant's lists no
+        one: it reads no presence, and joining costs it O(1) bytes however large the topic."""
+        if mode == NONE:
+            return shared_welcome_frame(
+                participant_id, topic, "[]", history.text(), presence=mode, version=self.version
+            )
         self._welcomes += 1  # shows every entry set before it (`touch` reads this)
         if self._snapshot is None:
             self._snapshot = f"[{','.join(self._texts.values())}]"

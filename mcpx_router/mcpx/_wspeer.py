@@ -102,10 +102,18 @@ class WebSocketPeer:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def send_frame(self, frame: bytes) -> bool:
+    def send_frame(self, frame: bytes, *, now: bool = False) -> bool:
         """Queue an encoded frame; False (and nothing queued) when `limit` frames are waiting.
-        Frames after `close` are dropped."""
+        Frames after `close` are dropped.
+
+        `now`: write it at once when nothing is waiting before it, rather than at the flusher's
+        next pass (for a frame meant for this peer alone, a call or its answer: under load a
+        pass of the event loop can take long, and a call crosses the gateway twice). Broadcasts
+        wait for the flusher, which writes what a peer has queued with one `send`."""
         if self._closing or self._dead:
+            return True
+        if now and not self._out and not self._marked and not self._draining:
+            self._write(frame)
             return True
         if len(self._out) >= self._limit:
             return False
@@ -147,6 +155,10 @@ class WebSocketPeer:
             return
         data = self._out[0] if len(self._out) == 1 else b"".join(self._out)
         self._out.clear()
+        self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        """`send` what nothing waits before; what the socket does not take, `_drain` writes."""
         sent = self._send(data)
         if sent is None:
             return

@@ -139,6 +139,8 @@ async def test_a_participant_that_opts_out_gets_no_presence(gateway: tuple[Gatew
         raw_peer(url, TOPIC, "watcher", gw, presence="batched") as watcher,
     ):
         assert quiet.welcome["payload"]["presence"] == "none"
+        assert quiet.welcome["payload"]["participants"] == []  # it reads no presence: O(1) bytes
+        assert [e["id"] for e in watcher.welcome["payload"]["participants"]] == ["quiet"]
         view = BatchedView(watcher)
         async with raw_peer(url, TOPIC, "talker", gw) as talker:
             async with raw_peer(url, TOPIC, "passer", gw):

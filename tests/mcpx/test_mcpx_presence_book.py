@@ -108,9 +108,13 @@ def test_the_welcome_roster_is_shared_until_the_roster_changes() -> None:
     )
     book.touch("p", participant_entry("p"))
     assert book.batch() is not None
-    three = json.loads(book.welcome("r", "room", history, "none"))
+    three = json.loads(book.welcome("r", "room", history, "batched"))
     assert [e["id"] for e in three["payload"]["participants"]] == ["x", "p"]
-    assert three["payload"]["roster_version"] == 1 and three["payload"]["presence"] == "none"
+    assert three["payload"]["roster_version"] == 1 and three["payload"]["presence"] == "batched"
+    # one that reads no presence is listed no one, whatever the topic's size
+    quiet = json.loads(book.welcome("s", "room", history, "none"))
+    assert quiet["payload"]["participants"] == [] and quiet["payload"]["presence"] == "none"
+    assert quiet["payload"]["history"] == three["payload"]["history"]
 
 
 def test_a_join_and_leave_within_one_batch_tell_nothing() -> None:
