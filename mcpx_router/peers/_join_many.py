@@ -69,4 +69,3 @@ class JoinMany:
         if aliases:
             self.set_aliases(aliases)
         return await self.join_all(peers)
-

@@ -1,6 +1,6 @@
 """tests/support/http_peer_server.py's MCPServer over stdio: it negotiates 2026-07-28 with `mode="auto"`.
 
-    python tests/support/stdio_peer_server.py
+python tests/support/stdio_peer_server.py
 """
 
 from __future__ import annotations
