@@ -71,7 +71,7 @@ class ClusterHost(Protocol):
 
     def local_members(self) -> Iterable[Member]: ...
     def local_conn(self, topic: str, participant_id: str) -> str | None: ...
-    def deliver(self, topic: str, text: str, *, to: str | None = None) -> bool: ...
+    def deliver(self, topic: str, text: str, *, to: str | None = None, sender: str | None = None) -> bool: ...
     def replace(self, topic: str, participant_id: str) -> None: ...
     def presence(self, topic: str, participant_id: str, event: str, text: str) -> None: ...
 
@@ -144,18 +144,18 @@ class Cluster:
                 headers[_H_MOVE] = "1"
             self._publish(self._broadcast_subject(topic), text, headers)
 
-    def broadcast(self, topic: str, text: str) -> None:
-        """A frame one of our participants broadcast (already delivered to our own)."""
-        self._publish(self._broadcast_subject(topic), text, {})
+    def broadcast(self, topic: str, text: str, sender: str) -> None:
+        """A frame our participant `sender` broadcast (already delivered to our own)."""
+        self._publish(self._broadcast_subject(topic), text, {_H_PID: sender})
 
-    def send(self, topic: str, pid: str, text: str, on_fail: Refuse) -> None:
+    def send(self, topic: str, pid: str, text: str, on_fail: Refuse, sender: str) -> None:
         """An addressed frame for `pid`, who is not ours: `on_fail(error, message)` runs when it
         was not delivered (see `DirectFrames`), at once while our link to NATS is down."""
         if self._nc is None or not self._nc.is_connected:
             message = "the gateways cannot reach each other now (NATS is down); send it again shortly"
             on_fail("unavailable", message)
         else:
-            self.direct.send(topic, pid, text, on_fail, self._headers({}))
+            self.direct.send(topic, pid, text, on_fail, self._headers({_H_PID: sender}))
 
     def stopping(self) -> None:
         """The gateway is stopping: our participants' leaves are moves (the others hold their frames)."""
@@ -358,7 +358,7 @@ class Cluster:
         elif event == "leave":
             self._apply([self.roster.left(topic, pid, conn, now)], text, move=headers.get(_H_MOVE) == "1")
         else:
-            self._host.deliver(topic, text)
+            self._host.deliver(topic, text, sender=pid or None)
 
     def _apply(self, changes: Iterable[Change | None], text: str | None, *, move: bool = False) -> None:
         """Tell our participants: the frame `text` when given, else one made for each change

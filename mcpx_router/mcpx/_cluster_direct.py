@@ -38,7 +38,7 @@ class DirectHost(Protocol):
     """The gateway, as the addressed frames need it (see `ClusterHost`)."""
 
     def local_conn(self, topic: str, participant_id: str) -> str | None: ...
-    def deliver(self, topic: str, text: str, *, to: str | None = None) -> bool: ...
+    def deliver(self, topic: str, text: str, *, to: str | None = None, sender: str | None = None) -> bool: ...
 
 
 class DirectFrames:
@@ -145,7 +145,8 @@ class DirectFrames:
         """A frame for one of our participants: deliver it, and say whether we did."""
         _, _, topic_token, pid_token = msg.subject.split(".")
         topic, pid = decode_token(topic_token), decode_token(pid_token)
-        delivered = self._host.deliver(topic, msg.data.decode(), to=pid)
+        sender = (msg.headers or {}).get("Mcpx-Participant")  # whose frame: its join goes first
+        delivered = self._host.deliver(topic, msg.data.decode(), to=pid, sender=sender)
         if msg.reply:
             if delivered:
                 answer = DELIVERED

@@ -183,11 +183,14 @@ class Gateway:
         conn = None if room is None else room.members.get(participant_id)
         return None if conn is None else conn.conn_id
 
-    def deliver(self, topic: str, text: str, *, to: str | None = None) -> bool:
-        """A frame from another gateway: to our participant `to`, or to all of ours in `topic`."""
+    def deliver(self, topic: str, text: str, *, to: str | None = None, sender: str | None = None) -> bool:
+        """A frame from another gateway: to our participant `to`, or to all of ours in `topic`;
+        `sender`'s join, if our participants have not been told it yet, goes first."""
         room = self._rooms.get(topic)
         if room is None:
             return False
+        if sender is not None:
+            room.settle(sender)
         if to is None:
             room.broadcast(text)
             return True
@@ -335,7 +338,7 @@ class Gateway:
             if self.cluster is None:
                 room.history.add(envelope)
             else:
-                self.cluster.broadcast(room.topic, text)
+                self.cluster.broadcast(room.topic, text, pid)
             return
         missing: list[str] = []
         for recipient in dict.fromkeys(recipients):
@@ -343,7 +346,7 @@ class Gateway:
             if target is not None:
                 target.enqueue(text)
             elif self.cluster is not None:  # on another gateway, or refused by the cluster
-                self.cluster.send(room.topic, recipient, text, self._refuser(conn, envelope))
+                self.cluster.send(room.topic, recipient, text, self._refuser(conn, envelope), pid)
             else:
                 missing.append(recipient)
         if missing:
