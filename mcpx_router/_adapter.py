@@ -623,7 +623,8 @@ class OpenAIPeerToolAdapter:
             ToolCallFormatError: Something passed is no tool call of a known shape, or a call has
                 no usable id, so its answer could not be matched to it (nothing runs).
         """
-        self._check_open()
+        if self._closed:
+            self._check_open()
         if call_timeout is not UNSET:
             check_timeout(call_timeout)
         answerer = self._answerer
@@ -688,5 +689,6 @@ class OpenAIPeerToolAdapter:
         self, name: str, arguments: str | Mapping[str, Any] | None, *, call_timeout: float | None = UNSET
     ) -> Outcome:
         """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
-        self._check_open()
+        if self._closed:
+            self._check_open()
         return await self._answerer.run(tool_call("function", None, name, arguments), call_timeout)
