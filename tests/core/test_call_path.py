@@ -282,7 +282,12 @@ def test_an_answered_calls_outcome_is_the_dataclass_made_directly() -> None:
     made = success("text", None, result, "grp")
     assert made == Outcome("text", False, None, result, None, "grp")
     assert {name: getattr(made, name) for name in _FIELDS} == {
-        "text": "text", "is_error": False, "tool": None, "result": result, "error_type": None, "group": "grp"
+        "text": "text",
+        "is_error": False,
+        "tool": None,
+        "result": result,
+        "error_type": None,
+        "group": "grp",
     }
 
 
