@@ -1,7 +1,8 @@
 """Where one call's work goes: Python bytecodes executed per call, by function, against the group.
 
 `python -m benchmarks.callpath [--calls N]`: the dispatch benchmark's in-process server and
-client (`dispatch.py`), the same four ways of making one call, each warmed up, then N calls
+client (`dispatch.py`), five ways of making one call (the group without and with a 60 s bound,
+`dispatch`, `call`, `call` without a bound), each warmed up, then N calls
 traced with opcode events (`sys.settrace`, `frame.f_trace_opcodes`) in the calling thread. The
 counts are exact and repeatable, unlike timings on a shared machine; what runs in C (pydantic's
 validators, the JSON scanner) and in the server's worker thread is not counted, and is the same
@@ -79,6 +80,7 @@ async def main(calls: int) -> None:
             "group, 60 s bound": lambda: group.call_tool("echo", ARGUMENTS, read_timeout_seconds=60),
             "adapter.dispatch([1 call])": lambda: adapter.dispatch(one),
             "adapter.call(name, dict)": lambda: adapter.call(public, ARGUMENTS),
+            "the same, call_timeout=None": lambda: adapter.call(public, ARGUMENTS, call_timeout=None),
         }
         counted = {name: await count(fn, calls) for name, fn in variants.items()}
     base = counted["group"]
