@@ -17,7 +17,7 @@ import mcp_types as mt
 
 from ._answering import UNSET, Answerer
 from ._catalogue import Catalogue, Format, PublishedTool
-from ._dispatch import CallProgress, Outcome, PeerEntry, check_limit, check_timeout, patterns
+from ._dispatch import CallProgress, Outcome, PeerEntry, backend_clock, check_limit, check_timeout, patterns
 from ._errors import (
     AdapterClosedError,
     DuplicatePeerError,
@@ -32,7 +32,7 @@ from .groups._grouping import AdapterEvent, Grouping, GroupOptions
 from .groups._groups import GroupInfo
 from .groups._reputation import StatsReport
 from .model._budget import MAX_TOOLS_PER_REQUEST
-from .model._calls import ToolCall, parse_one_call, parse_tool_calls
+from .model._calls import parse_one_call, parse_tool_calls, tool_call
 from .model._similar import GroupSuggestion
 from .model._stemming import DEFAULT_LANGUAGE, check_language
 from .relevance._embedding import Embedder, EmbeddingIndex
@@ -290,6 +290,7 @@ class OpenAIPeerToolAdapter:
             exclude=patterns("exclude", exclude),
             tool_timeouts=dict(tool_timeouts or {}),
             native=is_native(session),
+            clock=backend_clock(),
         )
         self._joining.add(peer_id)
         try:
@@ -622,7 +623,8 @@ class OpenAIPeerToolAdapter:
             ToolCallFormatError: Something passed is no tool call of a known shape, or a call has
                 no usable id, so its answer could not be matched to it (nothing runs).
         """
-        self._check_open()
+        if self._closed:
+            self._check_open()
         if call_timeout is not UNSET:
             check_timeout(call_timeout)
         answerer = self._answerer
@@ -687,5 +689,6 @@ class OpenAIPeerToolAdapter:
         self, name: str, arguments: str | Mapping[str, Any] | None, *, call_timeout: float | None = UNSET
     ) -> Outcome:
         """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
-        self._check_open()
-        return await self._answerer.run(ToolCall("function", None, name, arguments), call_timeout)
+        if self._closed:
+            self._check_open()
+        return await self._answerer.run(tool_call("function", None, name, arguments), call_timeout)

@@ -189,7 +189,7 @@ class Answerer:
             arguments,
             limit,
             max_output_chars=self._max_output_chars,
-            progress=self.progress_reporter(tool, call.call_id),
+            progress=None if self.on_progress is None else self.progress_reporter(tool, call.call_id),
             turn=turn,
         )
         if self.reputation is None:

@@ -248,6 +248,13 @@ _ATOMS: Final = frozenset({str, int, bool, NoneType})
 
 def _plain_json(value: object) -> bool:
     """Whether `value` is plainly JSON: exact dicts with string keys, lists and atoms (the usual case)."""
+    if type(value) is dict:  # the usual arguments: one flat object of atoms, without the walk below
+        for key, child in value.items():
+            kind = type(child)
+            if type(key) is not str or (kind not in _ATOMS and not (kind is float and math.isfinite(child))):
+                break
+        else:
+            return True
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()

@@ -16,6 +16,8 @@ NO_OUTPUT = "(the tool returned no output)"
 def render(result: mt.CallToolResult, limit: int | None) -> tuple[str, bool]:
     """`render_result`, its text cut to about `limit` characters (`truncate`): what the model reads."""
     text, is_error = render_result(result)
+    if limit is None or len(text) <= limit:
+        return text, is_error
     return truncate(text, limit), is_error
 
 

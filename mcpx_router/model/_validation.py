@@ -209,6 +209,15 @@ _SCALAR_CHECKS: dict[str, Callable[[Any], bool]] = {
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
 }
+_SCALAR_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "integer": (int,),
+    "number": (int, float),
+}
+"""The exact types a property of each scalar type takes without a test of its own (a subclass, a
+float where an integer is asked: the full validator decides)."""
 _QUICK_ROOT = frozenset(
     {"type", "properties", "required", "title", "description", "$schema", "additionalProperties"}
 )
@@ -235,21 +244,30 @@ def quick_check(schema: object) -> Callable[[Any], bool] | None:
         return None
     if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
         return None
-    checks: dict[str, Callable[[Any], bool]] = {}
+    exact: dict[str, frozenset[type]] = {}  # the usual property: its value's exact type is enough
+    checks: dict[str, Callable[[Any], bool]] = {}  # the others (an enum)
     for name, prop in properties.items():
         check = _quick_property(prop)
         if check is None:
             return None
-        checks[name] = check
+        if isinstance(check, frozenset):
+            exact[name] = check
+        else:
+            checks[name] = check
     needed = tuple(required)
 
     def quick(args: Any) -> bool:
-        if not isinstance(args, dict):
+        if type(args) is not dict:
             return False
         for name in needed:
             if name not in args:
                 return False
         for name, value in args.items():
+            kinds = exact.get(name)
+            if kinds is not None:
+                if type(value) not in kinds:
+                    return False
+                continue
             check = checks.get(name)
             if check is None:
                 if not extra:
@@ -261,7 +279,9 @@ def quick_check(schema: object) -> Callable[[Any], bool] | None:
     return quick
 
 
-def _quick_property(prop: Any) -> Callable[[Any], bool] | None:
+def _quick_property(prop: Any) -> frozenset[type] | Callable[[Any], bool] | None:
+    """The exact types a property's value may have, or a test of the value; None when the
+    property needs the full validator."""
     if not isinstance(prop, Mapping) or set(prop) - _QUICK_PROPERTY:
         return None
     kind = prop.get("type")
@@ -278,9 +298,7 @@ def _quick_property(prop: Any) -> Callable[[Any], bool] | None:
             return None
         allowed = frozenset(enum)
         return lambda v: isinstance(v, str) and v in allowed and any(t(v) for t in tests)
-    if len(tests) == 1:
-        return tests[0]
-    return lambda v: any(t(v) for t in tests)
+    return frozenset(exact for k in kinds for exact in _SCALAR_TYPES[k])
 
 
 def _leaves(error: ValidationError) -> list[ValidationError]:

@@ -289,3 +289,16 @@ def test_an_answered_calls_outcome_is_the_dataclass_made_directly() -> None:
         "error_type": None,
         "group": "grp",
     }
+
+
+def test_a_parsed_call_is_the_dataclass_made_directly() -> None:
+    """`tool_call` fills `ToolCall`'s slots itself: it must set every field, and nothing else."""
+    from dataclasses import fields
+
+    from mcpx_router.model._calls import _CALL_FIELDS, ToolCall, tool_call
+
+    assert tuple(f.name for f in fields(ToolCall)) == _CALL_FIELDS
+    made = tool_call("chat", "call_1", "a__b", '{"x": 1}')
+    assert made == ToolCall("chat", "call_1", "a__b", '{"x": 1}')
+    assert made.problem is None
+    assert hash(made) == hash(ToolCall("chat", "call_1", "a__b", '{"x": 1}'))
