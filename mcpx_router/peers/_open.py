@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
@@ -213,7 +213,12 @@ class _NotingTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         assert self._inner is not None, "around() gives the transport its inner one first"
         if self._posts and request.method == "POST":
-            note_posted()
+            if isinstance(self._inner, httpx2.AsyncHTTPTransport):
+                # Sent once its first byte may leave: a POST cut short while it was still
+                # connecting (its session closed under it) sent nothing.
+                request.extensions = {**request.extensions, "trace": _noting(request.extensions.get("trace"))}
+            else:
+                note_posted()
         try:
             response = await self._inner.handle_async_request(request)
         except httpx2.ConnectError:
@@ -230,6 +235,18 @@ class _NotingTransport(httpx2.AsyncBaseTransport):
     async def aclose(self) -> None:
         if self._inner is not None:
             await self._inner.aclose()
+
+
+def _noting(inner: Callable[[str, dict[str, Any]], Awaitable[None]] | None) -> Callable[..., Awaitable[None]]:
+    """An httpcore `trace` callback that calls `note_posted` as the request's headers start to go."""
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        if event.endswith(".send_request_headers.started"):
+            note_posted()
+        if inner is not None:
+            await inner(event, info)
+
+    return trace
 
 
 def _watched(
