@@ -691,4 +691,6 @@ class OpenAIPeerToolAdapter:
         """Call a tool by public name with arguments (a JSON string or a dict) and say what became of it."""
         if self._closed:
             self._check_open()
+        if call_timeout is not UNSET:
+            check_timeout(call_timeout)
         return await self._answerer.run(tool_call("function", None, name, arguments), call_timeout)

@@ -743,6 +743,8 @@ async def test_invalid_timeouts_are_refused(bad: Any) -> None:
     async with OpenAIPeerToolAdapter() as adapter:
         with pytest.raises(ValueError, match="timeout"):
             await adapter.dispatch([], call_timeout=bad)
+        with pytest.raises(ValueError, match="timeout"):
+            await adapter.call("m__ok", {}, call_timeout=bad)
 
 
 # -- programmer errors ---------------------------------------------------------------------
