@@ -251,7 +251,8 @@ def strip_tools(tools: Sequence[Any], without: Sequence[str]) -> list[Any]:
     for tool in out:
         if not isinstance(tool, dict):
             continue
-        fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        inner = tool.get("function")
+        fn: dict[str, Any] = inner if isinstance(inner, dict) else tool
         if "via" in without and isinstance(fn.get("description"), str):
             fn["description"] = _VIA.sub("", fn["description"])
         parameters = fn.get("parameters")
