@@ -29,7 +29,7 @@ from openai import AsyncOpenAI
 from mcpx_router.loop import run_chat
 
 from .._common import revision
-from .harness import CONFIGS, Outcome, Settings, load_requests, run, summarise, table
+from .harness import CONFIGS, WITHOUT, Outcome, Settings, load_requests, run, summarise, table
 from .recall import recall_at_k_async
 
 
@@ -62,6 +62,14 @@ def _limits(text: str) -> dict[tuple[str, int], int]:
     return out
 
 
+def _without(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [name for name in names if name not in WITHOUT]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown {unknown}; choose from {', '.join(WITHOUT)}")
+    return names
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m benchmarks evals", description=__doc__.split("\n")[0])
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: $OPENAI_BASE_URL or OpenAI)")
@@ -85,6 +93,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--per-search", type=int, default=5, help="tools one search returns (5)")
     p.add_argument("--native-search", action="store_true", help="Responses: the API's own tool_search tool")
     p.add_argument("--text-calls", action="store_true", help="recover tool calls the model writes as text")
+    p.add_argument(
+        "--requests",
+        type=lambda text: tuple(part.strip() for part in text.split(",") if part.strip()),
+        default=(),
+        help="only these request ids (time-1,fetch-1,...)",
+    )
+    p.add_argument(
+        "--without",
+        type=_without,
+        default=(),
+        help=f"A/B: take out of the tools sent ({', '.join(WITHOUT)})",
+    )
     p.add_argument("--seed", type=int, default=7, help="of the decoys (7)")
     p.add_argument("--out", type=Path, help="write the outcomes and settings as JSON")
     p.add_argument("--recall", action="store_true", help="no model: recall@k of the budget's BM25 ranking")
@@ -116,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         limit=args.limits,
         default_limit=args.limit,
         seed=args.seed,
+        requests=args.requests,
+        without=args.without,
     )
     api_key = args.api_key or os.environ.get("OPENAI_API_KEY") or "none"
     started = datetime.datetime.now(datetime.UTC)

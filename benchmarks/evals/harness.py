@@ -20,7 +20,9 @@ conversation the loop returns is what is scored:
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -216,13 +218,68 @@ class _Namespace:
         self.__dict__.update(attrs)
 
 
+WITHOUT = ("via", "defaults", "peer-enum")
+"""What `Settings.without` may take out of the tools the model is sent, for A/B runs of what the
+library writes: `via`, the " (via peer)" suffix of each description; `defaults`, the
+"Default: X." notes written into parameter descriptions; `peer-enum`, the `enum` of a group
+function's peer parameter (the parameter itself stays)."""
+
+_VIA = re.compile(r" \(via [^()]*\)$")
+_DEFAULT = re.compile(r"(?:^|\s)Default: .*\.$", re.S)
+_PEER_CHOICE = "The peer to prefer for this call"
+
+
+def _strip_defaults(node: Any) -> None:
+    if isinstance(node, dict):
+        text = node.get("description")
+        if isinstance(text, str) and _DEFAULT.search(text):
+            rest = _DEFAULT.sub("", text).rstrip()
+            if rest:
+                node["description"] = rest
+            else:
+                del node["description"]
+        for value in node.values():
+            _strip_defaults(value)
+    elif isinstance(node, list):
+        for value in node:
+            _strip_defaults(value)
+
+
+def strip_tools(tools: Sequence[Any], without: Sequence[str]) -> list[Any]:
+    """A copy of `tools` (Chat or Responses form) with what `without` names taken out."""
+    out = copy.deepcopy(list(tools))
+    for tool in out:
+        if not isinstance(tool, dict):
+            continue
+        inner = tool.get("function")
+        fn: dict[str, Any] = inner if isinstance(inner, dict) else tool
+        if "via" in without and isinstance(fn.get("description"), str):
+            fn["description"] = _VIA.sub("", fn["description"])
+        parameters = fn.get("parameters")
+        if "defaults" in without:
+            _strip_defaults(parameters)
+        if "peer-enum" in without and isinstance(parameters, dict):
+            for prop in (parameters.get("properties") or {}).values():
+                if isinstance(prop, dict) and str(prop.get("description", "")).startswith(_PEER_CHOICE):
+                    prop.pop("enum", None)
+    return out
+
+
 class Metered:
     """An `AsyncOpenAI` stand-in for the loop: times each request and reads its token usage."""
 
-    def __init__(self, client: AsyncOpenAI, *, max_tokens: int, temperature: float | None) -> None:
+    def __init__(
+        self,
+        client: AsyncOpenAI,
+        *,
+        max_tokens: int,
+        temperature: float | None,
+        without: Sequence[str] = (),
+    ) -> None:
         self._client = client
         self._max_tokens = max_tokens
         self._temperature = temperature
+        self._without = tuple(without)
         self.turns: list[Turn] = []
         self.chat = _Namespace(completions=_Namespace(create=self._chat))
         self.responses = _Namespace(create=self._responses)
@@ -232,6 +289,8 @@ class Metered:
 
     async def _chat(self, **params: Any) -> Any:
         params = {"max_tokens": self._max_tokens, **self._extra(), **params}
+        if self._without and params.get("tools"):
+            params["tools"] = strip_tools(params["tools"], self._without)
         started = time.perf_counter()
         reply = await self._client.chat.completions.create(**params)
         usage = getattr(reply, "usage", None)
@@ -241,6 +300,8 @@ class Metered:
 
     async def _responses(self, **params: Any) -> Any:
         params = {"max_output_tokens": self._max_tokens, **self._extra(), **params}
+        if self._without and params.get("tools"):
+            params["tools"] = strip_tools(params["tools"], self._without)
         started = time.perf_counter()
         reply = await self._client.responses.create(**params)
         usage = getattr(reply, "usage", None)
@@ -278,6 +339,10 @@ class Settings:
     """At most this many requests for a (config, size); absent: all (or `default_limit`)."""
     default_limit: int | None = None
     seed: int = 7
+    requests: tuple[str, ...] = ()
+    """Only these request ids (in the set's order); empty: all (then `limit` applies)."""
+    without: tuple[str, ...] = ()
+    """Of `WITHOUT`: what to take out of the tools the model is sent (A/B runs)."""
 
 
 @dataclass
@@ -325,7 +390,9 @@ async def run_one(
     request: Request,
     settings: Settings,
 ) -> Outcome:
-    metered = Metered(client, max_tokens=settings.max_tokens, temperature=settings.temperature)
+    metered = Metered(
+        client, max_tokens=settings.max_tokens, temperature=settings.temperature, without=settings.without
+    )
     api = cast("AsyncOpenAI", metered)
     search: ToolSearch | bool = False
     search_names: set[str] = {"tool_search"}
@@ -406,6 +473,11 @@ async def run(
 ) -> list[Outcome]:
     """Every (config, size) of `settings` over the requests; the outcomes in run order."""
     requests = load_requests() if requests is None else list(requests)
+    if settings.requests:
+        unknown = set(settings.requests) - {r.id for r in requests}
+        if unknown:
+            raise ValueError(f"unknown request id(s): {sorted(unknown)}")
+        requests = [r for r in requests if r.id in settings.requests]
     outcomes: list[Outcome] = []
     for size in settings.sizes:
         for config in settings.configs:
