@@ -20,6 +20,7 @@ from benchmarks.evals.harness import (
     argument_problem,
     load_requests,
     run,
+    strip_tools,
     summarise,
     value_matches,
 )
@@ -267,3 +268,30 @@ def test_command_line_writes_results(tmp_path: Path) -> None:
     document = json.loads(out.read_text())
     assert [row["requests"] for row in document["summary"]] == [3]
     assert {o["first_call"] for o in document["outcomes"]} == {"time__get_current_time"}
+
+
+async def test_without_takes_out_what_it_names_from_what_the_model_is_sent() -> None:
+    group_plan = {TIME.text: ("get_current_time", '{"timezone": "Asia/Tokyo", "peer": "time_eu"}')}
+    sent: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for without in ((), ("via", "defaults", "peer-enum")):
+        settings = Settings(model="m", sizes=(100,), configs=("groups",), max_tools=20, without=without)
+        [outcome], replay = await _run(settings, [TIME], chat_brain(group_plan))
+        assert outcome.right
+        sent[without] = replay.bodies(CHAT)[0]["tools"]
+    full, bare = sent[()], sent[("via", "defaults", "peer-enum")]
+    assert [t["function"]["name"] for t in full] == [t["function"]["name"] for t in bare]
+
+    def texts(tools: list[dict[str, Any]]) -> str:
+        return json.dumps(tools)
+
+    # what the router publishes has all three, and only they are gone from the stripped copy
+    assert " (via " in texts(full) and "Default: " in texts(full)
+    group = next(t["function"] for t in full if t["function"]["name"] == "get_current_time")
+    assert set(group["parameters"]["properties"]["peer"]["enum"]) == {"time", "time_eu"}
+    assert " (via " not in texts(bare) and "Default: " not in texts(bare)
+    stripped = next(t["function"] for t in bare if t["function"]["name"] == "get_current_time")
+    assert "enum" not in stripped["parameters"]["properties"]["peer"]
+    assert stripped["parameters"]["properties"]["peer"]["description"].startswith("The peer to prefer")
+    assert strip_tools(full, ()) == full
+    again = strip_tools(full, ("via",))
+    assert again != full and " (via " in texts(full)  # a copy: what it was given is unchanged
