@@ -9,7 +9,8 @@ finds the calls written in one of these forms:
   more (each after its own `[TOOL_CALLS]`); prose before the marker allowed;
 - Llama 3.x: `<|python_tag|>` then one JSON call, or several separated by `;`; prose before the
   marker allowed;
-- a JSON call, or a list of them, that is the whole message, bare or in one fenced block
+- a JSON call, or a list of them, or several calls one after another (one a line, as small
+  models write a second call), that is the whole message, bare or in one fenced block
   (```` ```json ```` or ```` ``` ````) that is the whole message;
 - pythonic: the whole message is a list of calls, `[get_weather(city="Oslo"), now()]`, keyword
   arguments only, each a literal (read with `ast`, never evaluated).
@@ -109,9 +110,9 @@ def _find(text: str, resolve: Resolve) -> tuple[list[tuple[str, str]], str]:
         return _llama(after, resolve), before
     fenced = _FENCE.match(text)
     if fenced is not None:
-        return _json_calls(_one_json(fenced.group(1)), resolve), ""
+        return _call_sequence(fenced.group(1), resolve), ""
     if text.startswith("{"):
-        return _json_calls(_one_json(text), resolve), ""
+        return _call_sequence(text, resolve), ""
     if text.startswith("["):
         try:
             value = _one_json(text)
@@ -131,6 +132,28 @@ def _one_json(text: str) -> Any:
     if text[end:].strip():
         raise _NotACall("text after the JSON value")
     return value
+
+
+def _call_sequence(text: str, resolve: Resolve) -> list[tuple[str, str]]:
+    """One JSON value that is a call or a list of calls, or call objects one a line (a line
+    break, and only whitespace, between two of them); nothing else around them."""
+    text = text.strip()
+    if not text.startswith("{"):
+        return _json_calls(_one_json(text), resolve)
+    calls: list[tuple[str, str]] = []
+    at = 0
+    while at < len(text):
+        try:
+            value, at = _DECODER.raw_decode(text, at)
+        except ValueError as exc:
+            raise _NotACall(str(exc)) from exc
+        calls.append(_json_call(value, resolve))
+        start = at
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at < len(text) and "\n" not in text[start:at]:
+            raise _NotACall("another call on the same line")
+    return calls
 
 
 def _json_calls(value: Any, resolve: Resolve) -> list[tuple[str, str]]:

@@ -105,12 +105,16 @@ def render(draw: st.DrawFn, form: str, written: list[tuple[str, dict[str, Any]]]
     if form == "bare":
         body = json.dumps(objects if len(objects) > 1 else objects[0])
         return f"{draw(st.sampled_from(['', ' ', chr(10)]))}{body}", None
+    if form == "lines":  # one call after another, one a line, as a small model's second call
+        sep = draw(st.sampled_from(["\n", "\n\n", " \n", "\r\n"]))
+        body = sep.join(json.dumps(o, indent=draw(st.sampled_from([None, 2]))) for o in objects)
+        return (f"```json\n{body}\n```" if draw(st.booleans()) else body), None
     assert form == "pythonic"
     rendered = [f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in written]
     return f"[{', '.join(rendered)}]", None
 
 
-FORMS = ["hermes", "mistral", "mistral-args", "llama", "fenced", "bare", "pythonic"]
+FORMS = ["hermes", "mistral", "mistral-args", "llama", "fenced", "bare", "lines", "pythonic"]
 
 
 @PROPERTY
@@ -273,3 +277,14 @@ def test_the_rest_of_the_text_is_kept_and_a_message_of_calls_only_has_none() -> 
     only = recover_calls('{"name": "get_weather", "parameters": "{\\"city\\": \\"Oslo\\"}"}', names)
     assert only is not None and only.text is None
     assert only.calls[0].name == "w__get_weather" and only.calls[0].arguments == '{"city": "Oslo"}'
+
+
+@PROPERTY
+@given(data=st.data(), names=catalogues(), between=prose.filter(lambda t: t.strip() != ""))
+def test_calls_one_a_line_with_prose_between_them_recover_nothing(
+    data: st.DataObject, names: dict[str, str], between: str
+) -> None:
+    written = data.draw(calls(names).filter(lambda c: len(c) > 1))
+    objects = [json.dumps(json_call(data.draw, name, args)) for name, args in written]
+    text = f"{objects[0]}\n{between}\n" + "\n".join(objects[1:])
+    assert recover_calls(text, names.get) is None, text
