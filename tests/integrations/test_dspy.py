@@ -10,18 +10,36 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import dspy
 import pytest
-from dspy.utils import DummyLM
 
 from mcpx_router import InProcessPeer, Router, sync
-from mcpx_router.integrations.dspy import DSPyTools, RouterReAct, RouterTool
 from mcpx_router.testing import docs_library, weather_station
 
 from ..support.router_support import tiny
 from .peers import ROUTER_OPTIONS, camera, search_group
+
+if TYPE_CHECKING:
+    import dspy
+    from dspy.utils import DummyLM
+
+    from mcpx_router.integrations.dspy import DSPyTools, RouterReAct, RouterTool
+
+# Importing DSPy costs seconds of CPU: these tests run on one worker, which imports it, rather
+# than every worker importing it to collect them.
+pytestmark = pytest.mark.xdist_group("dspy")
+
+
+@pytest.fixture(autouse=True)
+def _dspy_imported() -> None:
+    import dspy
+    from dspy.utils import DummyLM
+
+    from mcpx_router.integrations.dspy import DSPyTools, RouterReAct, RouterTool
+
+    names = {"DummyLM": DummyLM, "DSPyTools": DSPyTools, "RouterReAct": RouterReAct, "RouterTool": RouterTool}
+    globals().update(dspy=dspy, **names)
 
 
 def step(tool: str, **args: Any) -> dict[str, Any]:
