@@ -25,9 +25,9 @@ PY = BIN / "python"
 STAMP = VENV / ".installed"
 
 
-def _run(*args: str | os.PathLike[str]) -> None:
+def _run(*args: str | os.PathLike[str], env: dict[str, str] | None = None) -> None:
     print("+", " ".join(str(a) for a in args), flush=True)
-    subprocess.run([str(a) for a in args], cwd=ROOT, check=True)
+    subprocess.run([str(a) for a in args], cwd=ROOT, check=True, env=env)
 
 
 def bootstrap() -> None:
@@ -70,8 +70,7 @@ def test(rest: list[str]) -> None:
     # rewrites and compiles them all again, every run (3 s of CPU a worker here). Our own
     # __pycache__ folders are ignored by git.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    print("+", PY, "-m", "pytest", *rest, flush=True)
-    subprocess.run([str(PY), "-m", "pytest", *rest], cwd=ROOT, check=True, env=env)
+    _run(PY, "-m", "pytest", *rest, env=env)
 
 
 def main(argv: list[str]) -> None:

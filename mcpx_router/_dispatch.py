@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -157,11 +158,9 @@ def backend_clock() -> Callable[[], float]:
     asyncio the loop's own `time` (what anyio reads there, and the clock the SDK sets its request
     deadlines on), elsewhere `anyio.current_time` itself. `anyio.current_time()` finds the
     backend (sniffio) on each call, several times the cost of reading the clock."""
-    try:
+    with contextlib.suppress(sniffio.AsyncLibraryNotFoundError, RuntimeError):  # no loop running
         if sniffio.current_async_library() == "asyncio":
             return asyncio.get_running_loop().time
-    except (sniffio.AsyncLibraryNotFoundError, RuntimeError):
-        pass
     return anyio.current_time
 
 

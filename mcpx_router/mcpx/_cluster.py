@@ -33,7 +33,7 @@ import anyio
 import sniffio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ._cluster_direct import DirectFrames
+from ._cluster_direct import H_PARTICIPANT, DirectFrames
 from ._cluster_state import (
     Change,
     HeartbeatParts,
@@ -61,7 +61,7 @@ EXPIRY_BEATS: Final = 3
 """Heartbeats a gateway may miss before it counts as dead."""
 _FIRST_ATTEMPTS: Final = 5
 """Attempts (half a second apart) to reach NATS at start, before the gateway gives up."""
-_H_GATEWAY, _H_CONN, _H_PRESENCE, _H_PID = "Mcpx-Gateway", "Mcpx-Conn", "Mcpx-Presence", "Mcpx-Participant"
+_H_GATEWAY, _H_CONN, _H_PRESENCE, _H_PID = "Mcpx-Gateway", "Mcpx-Conn", "Mcpx-Presence", H_PARTICIPANT
 _H_MOVE = "Mcpx-Move"
 """On a `leave`: its gateway is stopping, the participant will connect elsewhere (hold its frames)."""
 

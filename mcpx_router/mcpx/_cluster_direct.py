@@ -26,7 +26,11 @@ from ._handover import Frame, HandOver, Refuse
 if TYPE_CHECKING:
     from nats.aio.msg import Msg
 
-__all__ = ["DirectFrames"]
+__all__ = ["H_PARTICIPANT", "DirectFrames"]
+
+H_PARTICIPANT = "Mcpx-Participant"
+"""The NATS header naming a frame's participant: the sender of an addressed frame or broadcast,
+the subject of a presence frame."""
 
 logger = logging.getLogger("mcpx_router.mcpx.gateway")
 
@@ -145,7 +149,7 @@ class DirectFrames:
         """A frame for one of our participants: deliver it, and say whether we did."""
         _, _, topic_token, pid_token = msg.subject.split(".")
         topic, pid = decode_token(topic_token), decode_token(pid_token)
-        sender = (msg.headers or {}).get("Mcpx-Participant")  # whose frame: its join goes first
+        sender = (msg.headers or {}).get(H_PARTICIPANT)  # whose frame: its join goes first
         delivered = self._host.deliver(topic, msg.data.decode(), to=pid, sender=sender)
         if msg.reply:
             if delivered:
