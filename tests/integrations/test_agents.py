@@ -11,12 +11,10 @@ import base64
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as mt
 import pytest
-from agents import Agent, RunConfig, Runner
-from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from mcp import Client
 
 from mcpx_router import (
@@ -28,16 +26,41 @@ from mcpx_router import (
     Router,
     StdioPeer,
 )
-from mcpx_router.integrations.agents import RouterMCPServer, call_tool_result
 from mcpx_router.testing import docs_library, weather_station
 
 from ..support._model_peers import PNG, media_peer
 from ..support.otel_support import spans  # noqa: F401  (a fixture)
 from ..support.router_support import HERE, tiny
 
-pytestmark = pytest.mark.anyio
+if TYPE_CHECKING:
+    from agents import Agent, RunConfig, Runner, RunResult
+    from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 
-NO_TRACES = RunConfig(tracing_disabled=True)
+    from mcpx_router.integrations.agents import RouterMCPServer, call_tool_result
+
+# Importing the Agents SDK costs a second of CPU: these tests run on one worker, which imports it,
+# rather than every worker importing it to collect the tests.
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("agents")]
+
+
+@pytest.fixture(autouse=True)
+def _agents_imported() -> None:
+    from agents import Agent, RunConfig, Runner
+    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    from mcpx_router.integrations.agents import RouterMCPServer, call_tool_result
+
+    globals().update(
+        Agent=Agent,
+        Runner=Runner,
+        ModelStep=ModelStep,
+        ScriptedModel=ScriptedModel,
+        assistant_message=assistant_message,
+        function_call=function_call,
+        RouterMCPServer=RouterMCPServer,
+        call_tool_result=call_tool_result,
+        RunConfig=RunConfig,
+    )
 
 
 @pytest.fixture
@@ -66,6 +89,11 @@ def agent_with(model: ScriptedModel, source: OpenAIPeerToolAdapter | Router) -> 
     return Agent(name="assistant", model=model, mcp_servers=[RouterMCPServer(source)])
 
 
+async def run(model: ScriptedModel, source: OpenAIPeerToolAdapter | Router, prompt: str) -> RunResult:
+    """The SDK's run of one agent over `source`, sending no traces."""
+    return await Runner.run(agent_with(model, source), prompt, run_config=RunConfig(tracing_disabled=True))
+
+
 async def test_a_peer_that_joins_mid_conversation_is_offered_and_used_at_the_next_turn() -> None:
     async with Router() as router:
         await router.join("weather", InProcessPeer(weather_station()))
@@ -86,7 +114,7 @@ async def test_a_peer_that_joins_mid_conversation_is_offered_and_used_at_the_nex
             return [assistant_message("done")]
 
         model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second), ModelStep.respond(third)])
-        result = await Runner.run(agent_with(model, router), "Weather in Oslo?", run_config=NO_TRACES)
+        result = await run(model, router, "Weather in Oslo?")
         assert result.final_output == "done"
         model.assert_complete()
 
@@ -106,7 +134,7 @@ async def test_a_peer_that_leaves_is_no_longer_offered() -> None:
             return [assistant_message("done")]
 
         model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second)])
-        await Runner.run(agent_with(model, router), "Alerts?", run_config=NO_TRACES)
+        await run(model, router, "Alerts?")
         model.assert_complete()
 
 
@@ -134,7 +162,7 @@ async def test_a_group_member_dies_and_another_member_answers(tmp_path: Path) ->
             return [assistant_message("done")]
 
         model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second)])
-        await Runner.run(agent_with(model, router), "Search", run_config=NO_TRACES)
+        await run(model, router, "Search")
         model.assert_complete()
 
 
@@ -155,7 +183,7 @@ async def test_a_bad_argument_is_an_error_the_model_reads() -> None:
             return [assistant_message("done")]
 
         model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second), ModelStep.respond(third)])
-        result = await Runner.run(agent_with(model, adapter), "Weather?", run_config=NO_TRACES)
+        result = await run(model, adapter, "Weather?")
         assert result.final_output == "done"
         answered = [item for item in result.new_items if item.type == "tool_call_output_item"]
         assert len(answered) == 2
@@ -176,7 +204,7 @@ async def test_an_image_reaches_the_model_as_the_sdks_image_output() -> None:
             return [assistant_message("a door")]
 
         model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second)])
-        await Runner.run(agent_with(model, router), "Look", run_config=NO_TRACES)
+        await run(model, router, "Look")
         model.assert_complete()
 
 
@@ -192,7 +220,7 @@ async def test_the_calls_span_is_a_child_of_the_span_around_the_run(spans: Any) 
             ]
         )
         with trace.get_tracer("test").start_as_current_span("conversation") as outer:
-            await Runner.run(agent_with(model, router), "Alerts?", run_config=NO_TRACES)
+            await run(model, router, "Alerts?")
     [span] = [s for s in spans.get_finished_spans() if s.name == "execute_tool weather__alerts"]
     assert span.parent is not None and span.parent.span_id == outer.get_span_context().span_id
 
@@ -233,7 +261,7 @@ async def test_beyond_max_tools_the_tools_relevant_to_the_input_are_offered() ->
             return [assistant_message("done")]
 
         model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second)])
-        await Runner.run(agent_with(model, router), "Any storm alerts in Norway?", run_config=NO_TRACES)
+        await run(model, router, "Any storm alerts in Norway?")
         model.assert_complete()
 
 
@@ -247,7 +275,7 @@ async def test_a_stdio_peers_progress_reaches_the_routers_events() -> None:
                 [assistant_message("done")],
             ]
         )
-        await Runner.run(agent_with(model, router), "Wait", run_config=NO_TRACES)
+        await run(model, router, "Wait")
     progress = [event for event in seen if isinstance(event, CallProgress)]
     assert progress and {event.name for event in progress} == {"peer__slow"}
 

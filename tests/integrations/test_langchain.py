@@ -1,98 +1,66 @@
 """LangChain / LangGraph: the router's tools run by LangGraph's own agent loop over real peers.
 
 The model is LangChain's own `GenericFakeChatModel`, given `bind_tools` (as LangGraph's tests
-do): each turn it records the tools it was bound to and plays the next scripted step; a step
-may act first (a peer joins) and then answers with tool calls. LangGraph runs async graphs on
-asyncio only, so the async tests do too; the blocking facade runs its Router on trio as well.
+do; tests/integrations/langchain_model.py): each turn it records the tools it was bound to and
+plays the next scripted step; a step may act first (a peer joins) and then answers with tool
+calls. LangGraph runs async graphs on asyncio only, so the async tests do too; the blocking facade
+runs its Router on trio as well.
 """
 
 from __future__ import annotations
 
 import base64
-import inspect
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 import pytest
-from langchain.agents import create_agent
-from langchain_core.language_models import LanguageModelInput
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from langgraph.prebuilt import create_react_agent
 
 from mcpx_router import InProcessPeer, Outcome, Router, UsageError, sync
-from mcpx_router.integrations.langchain import LangChainTools, RouterTool
 from mcpx_router.testing import docs_library, weather_station
 
 from ..support.router_support import tiny
 from .peers import PNG, ROUTER_OPTIONS, camera, search_group
 
-Step = Callable[[list[BaseMessage]], Any]
-"""A scripted turn: given the conversation, an AIMessage (or an awaitable of one, on ainvoke)."""
+if TYPE_CHECKING:
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+    from langchain_core.tools import BaseTool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from mcpx_router.integrations.langchain import LangChainTools, RouterTool
+
+    from .langchain_model import ScriptedChatModel, Step, calls, react_agent, say, scripted, tool_messages
+
+# Importing LangChain and LangGraph costs seconds of CPU: these tests run on one worker, which
+# imports them, rather than every worker importing them to collect the tests.
+pytestmark = pytest.mark.xdist_group("langchain")
 
 
-class ScriptedChatModel(GenericFakeChatModel):
-    """`GenericFakeChatModel` with `bind_tools`: the tools each turn was bound to are recorded."""
+@pytest.fixture(autouse=True)
+def _langchain_imported() -> None:
+    from langchain.agents import create_agent
+    from langchain_core.messages import ToolMessage
+    from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    offered: list[list[str]]
+    from mcpx_router.integrations.langchain import LangChainTools, RouterTool
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
-        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
+    from . import langchain_model as model
 
-    def _record(self, kwargs: dict[str, Any]) -> Any:
-        self.offered.append([tool["function"]["name"] for tool in kwargs.get("tools", [])])
-        return next(self.messages)
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        step = self._record(kwargs)
-        return ChatResult(generations=[ChatGeneration(message=step(messages))])
-
-    async def _agenerate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        message = self._record(kwargs)(messages)
-        if inspect.isawaitable(message):
-            message = await message
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-
-def scripted(*steps: Step) -> ScriptedChatModel:
-    return ScriptedChatModel(messages=iter(steps), offered=[])
-
-
-def calls(*calls: tuple[str, dict[str, Any]]) -> AIMessage:
-    return AIMessage(
-        content="",
-        tool_calls=[
-            {"name": name, "args": args, "id": f"call{i}", "type": "tool_call"}
-            for i, (name, args) in enumerate(calls)
-        ],
+    globals().update(
+        create_agent=create_agent,
+        ToolMessage=ToolMessage,
+        convert_to_openai_tool=convert_to_openai_tool,
+        LangChainTools=LangChainTools,
+        RouterTool=RouterTool,
+        ScriptedChatModel=model.ScriptedChatModel,
+        calls=model.calls,
+        react_agent=model.react_agent,
+        say=model.say,
+        scripted=model.scripted,
+        tool_messages=model.tool_messages,
     )
-
-
-def say(text: str) -> Step:
-    return lambda messages: AIMessage(content=text)
-
-
-def react_agent(toolset: LangChainTools, model: ScriptedChatModel) -> Any:
-    # create_react_agent is deprecated in favour of langchain's create_agent (another package);
-    # it is still LangGraph's prebuilt agent loop, and the one this integration is tested with.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return create_react_agent(toolset.model(model), toolset.tool_node())
-
-
-def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
-    return [message for message in state["messages"] if isinstance(message, ToolMessage)]
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

@@ -10,40 +10,67 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from mcp import Client
-from pydantic_ai import Agent, BinaryImage
-from pydantic_ai.capabilities import Instrumentation
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from mcpx_router import InProcessPeer, OpenAIPeerToolAdapter, Reconnect, Router, StdioPeer
-from mcpx_router.integrations.pydantic_ai import RouterToolset
 from mcpx_router.testing import docs_library, weather_station
 
 from ..support._model_peers import PNG, media_peer
 from ..support.otel_support import spans  # noqa: F401  (a fixture)
 from ..support.router_support import HERE, tiny
 
-pytestmark = pytest.mark.anyio
+if TYPE_CHECKING:
+    from pydantic_ai import Agent, BinaryImage
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from mcpx_router.integrations.pydantic_ai import RouterToolset
+
+    Step = Callable[[list[ModelMessage], AgentInfo], Any]
+
+# Importing Pydantic AI costs a second of CPU: these tests run on one worker, which imports it,
+# rather than every worker importing it to collect the tests.
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("pydantic-ai")]
+
+
+@pytest.fixture(autouse=True)
+def _pydantic_ai_imported() -> None:
+    from pydantic_ai import Agent, BinaryImage
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from mcpx_router.integrations.pydantic_ai import RouterToolset
+
+    globals().update(
+        Agent=Agent,
+        BinaryImage=BinaryImage,
+        Instrumentation=Instrumentation,
+        ModelRequest=ModelRequest,
+        ModelResponse=ModelResponse,
+        TextPart=TextPart,
+        ToolCallPart=ToolCallPart,
+        ToolReturnPart=ToolReturnPart,
+        FunctionModel=FunctionModel,
+        RouterToolset=RouterToolset,
+    )
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     """Pydantic AI's agent runs on asyncio only (its run starts asyncio tasks)."""
     return "asyncio"
-
-
-Step = Callable[[list[ModelMessage], AgentInfo], Any]
 
 
 def scripted(*steps: Step) -> FunctionModel:
