@@ -3,7 +3,7 @@
 
     python3 dev.py demo     # run the demo (creates .venv on first use)
     python3 dev.py test     # lint, type-check and run the whole test suite on asyncio and trio, in parallel
-    python3 dev.py test --quick  # the edit-test loop: no lint, no test that starts a process
+    python3 dev.py test --quick  # the edit-test loop: no lint, no test that starts a process or runs mypy
     python3 dev.py bench    # run the benchmarks and print their ratios
     python3 dev.py bench --compare  # the same, with the competitors of the `bench` extra
     python3 dev.py lint     # ruff and mypy only

@@ -1,4 +1,5 @@
-"""The suite's shared fixtures, and the `subprocess` marker that `python3 dev.py test --quick` leaves out.
+"""The suite's shared fixtures, and the `subprocess` marker that `python3 dev.py test --quick` leaves out
+(with the `typecheck` tests, which run mypy).
 
 A test is marked `subprocess` when it starts another process: a stdio peer, an HTTP or OAuth test
 server, a third-party server, nats-server, the command line as a child process. The marker is found,
@@ -142,7 +143,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--quick",
         action="store_true",
         help="the edit-test loop: leave out the tests that start processes (marked `subprocess`, "
-        f"thirdparty and nats among them) and try {QUICK_EXAMPLES:.0%} of each property test's examples",
+        "thirdparty and nats among them) and those that run mypy (marked `typecheck`), and try "
+        f"{QUICK_EXAMPLES:.0%} of each property test's examples",
     )
 
 
@@ -156,6 +158,11 @@ def _fewer_examples(item: pytest.Function, done: set[int]) -> None:
             done.add(id(owner))
             fewer = max(10, int(current.max_examples * QUICK_EXAMPLES))
             setattr(owner, attribute, settings(current, max_examples=fewer))
+
+
+def _left_out_of_quick(item: pytest.Item) -> bool:
+    """A test that starts a process, or that runs mypy (a type check, as the lint is)."""
+    return any(item.get_closest_marker(name) is not None for name in ("subprocess", "typecheck"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -197,8 +204,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         ):
             item.add_marker(pytest.mark.subprocess)
     if config.getoption("--quick"):
-        kept = [item for item in items if item.get_closest_marker("subprocess") is None]
-        left_out = [item for item in items if item.get_closest_marker("subprocess") is not None]
+        kept = [item for item in items if not _left_out_of_quick(item)]
+        left_out = [item for item in items if _left_out_of_quick(item)]
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = kept

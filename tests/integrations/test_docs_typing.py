@@ -18,6 +18,7 @@ def _examples() -> list[str]:
     return [block for block in blocks if "mcpx_router.integrations" in block]
 
 
+@pytest.mark.typecheck
 @pytest.mark.timeout(900)  # a whole mypy run: minutes of CPU on a loaded machine, no waiting
 def test_the_examples_type_check(tmp_path: Path) -> None:
     examples = _examples()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from mypy import api
 
 HERE = Path(__file__).resolve().parent
@@ -30,6 +31,7 @@ def _expected_errors() -> set[tuple[int, str]]:
     return {(n, m.group(1)) for n, line in enumerate(lines, 1) if (m := EXPECTED.search(line))}
 
 
+@pytest.mark.typecheck
 def test_user_code_type_checks_and_every_misuse_is_an_error(tmp_path: Path) -> None:
     code = re.search(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
     assert code is not None, "the README has no python block"
