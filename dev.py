@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 import venv
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -46,6 +48,27 @@ def bootstrap() -> None:
 def lint() -> None:
     _run(PY, "-m", "ruff", "check", "mcpx_router", "tests", "benchmarks", "dev.py")
     _run(PY, "-m", "mypy")
+
+
+@contextmanager
+def servers_installed() -> Iterator[None]:
+    """Install the third-party MCP servers the suite starts (under .cache/, once) while the block
+    runs: the lint takes one core, the installer waits on the network and the other core, and the
+    tests find the servers installed rather than one worker installing them while the others wait."""
+    print("+ install the test servers (tests/support/_servers.py), beside the lint", flush=True)
+    installer = subprocess.Popen(
+        [str(PY), str(ROOT / "tests" / "support" / "_servers.py")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield
+    finally:
+        output, _ = installer.communicate()
+    if installer.returncode != 0:
+        sys.exit(f"installing the test servers failed:\n{output}")
 
 
 def workers() -> int:
@@ -79,18 +102,19 @@ def main(argv: list[str]) -> None:
     if task == "demo":
         _run(BIN / "mcpx-router", "demo", *rest)
     elif task == "test":
-        if "--quick" not in rest:
-            lint()
-        test(rest)
+        if "--quick" in rest:
+            test(rest)
+        else:
+            with servers_installed():
+                lint()
+            test(rest)
     elif task == "lint":
         lint()
     elif task == "bench":
         if "--compare" in rest:
             _run(PY, "-m", "pip", "install", "--quiet", "-e", ".[dev,bench]")
         _run(PY, "-m", "benchmarks", *rest)
-    elif task == "setup":
-        pass
-    else:
+    elif task != "setup":
         sys.exit(f"unknown task {task!r}; use demo, test, bench, lint or setup")
 
 
