@@ -18,7 +18,7 @@ import anyio
 import mcp
 
 from mcpx_router import OpenAIPeerToolAdapter
-from tests.core.test_layout import EDGES, MODULES, PACKAGE
+from tests.core.test_layout import MODULES, PACKAGE, edges
 
 from .dispatch import chat_call, echo_server
 
@@ -36,7 +36,7 @@ def floors() -> list[str]:
     @functools.cache
     def longest(name: str) -> tuple[str, ...]:
         deepest: tuple[str, ...] = ()
-        for target in EDGES[name]:
+        for target in edges()[name]:
             if target != name and len(below := longest(target)) > len(deepest):
                 deepest = below
         return (name, *deepest)

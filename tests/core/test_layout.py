@@ -80,7 +80,7 @@ def _layer(name: str) -> str:
 
 
 @functools.cache
-def _edges() -> dict[str, list[str]]:
+def edges() -> dict[str, list[str]]:
     """Each module's imports of this package; read when a test needs them, not when every worker
     collects this module (it parses every module of the package)."""
     return {name: sorted(set(_imports(name))) for name in MODULES}
@@ -89,7 +89,7 @@ def _edges() -> dict[str, list[str]]:
 def _breaking(rule: str, allowed: dict[str, set[str]], exempt: frozenset[str] = frozenset()) -> list[str]:
     return [
         f"{name} imports {target} ({rule})"
-        for name, targets in _edges().items()
+        for name, targets in edges().items()
         if name not in exempt
         for target in targets
         if _layer(target) not in allowed.get(_layer(name), {_layer(target)})
@@ -98,14 +98,14 @@ def _breaking(rule: str, allowed: dict[str, set[str]], exempt: frozenset[str] = 
 
 def test_the_modules_are_found() -> None:
     assert {"mcpx_router._adapter", "mcpx_router.model._schema", "mcpx_router.peers._router"} <= set(MODULES)
-    assert "mcpx_router.model._schema" in _edges()["mcpx_router._catalogue"]
-    assert "mcpx_router._errors" in _edges()["mcpx_router.model._schema"]
+    assert "mcpx_router.model._schema" in edges()["mcpx_router._catalogue"]
+    assert "mcpx_router._errors" in edges()["mcpx_router.model._schema"]
 
 
 def test_the_families_are_plugged_in_only_where_the_sockets_are() -> None:
     wrong = [
         f"{name} imports {target}"
-        for name, targets in _edges().items()
+        for name, targets in edges().items()
         if _area(name) == "core"
         for target in targets
         if _area(target) in FAMILIES and name not in SOCKETS[_area(target)]
@@ -116,7 +116,7 @@ def test_the_families_are_plugged_in_only_where_the_sockets_are() -> None:
 def test_the_families_know_nothing_of_each_other() -> None:
     wrong = [
         f"{name} imports {target}"
-        for name, targets in _edges().items()
+        for name, targets in edges().items()
         if _area(name) in FAMILIES
         for target in targets
         if _area(target) in FAMILIES and _area(target) != _area(name)
@@ -128,7 +128,7 @@ def test_model_imports_only_itself_errors_and_naming() -> None:
     core_allowed = {"mcpx_router._errors", "mcpx_router._naming"}
     wrong = [
         f"{name} imports {target}"
-        for name, targets in _edges().items()
+        for name, targets in edges().items()
         if _area(name) == "model"
         for target in targets
         if _area(target) != "model" and target not in core_allowed
@@ -143,7 +143,7 @@ def test_mcpx_knows_nothing_of_the_router_or_the_command() -> None:
 def test_only_the_command_imports_the_command() -> None:
     wrong = [
         f"{name} imports {target}"
-        for name, targets in _edges().items()
+        for name, targets in edges().items()
         if _area(name) != "cli" and name != "mcpx_router.__main__"
         for target in targets
         if _area(target) == "cli"
@@ -162,7 +162,7 @@ def test_the_blocking_facade_sits_on_top_and_nothing_imports_it() -> None:
     assert _breaking("sync above peers, below nothing", {"sync": {"sync", "peers", "core", "model"}}) == []
     wrong = [
         f"{name} imports {target}"
-        for name, targets in _edges().items()
+        for name, targets in edges().items()
         if _area(name) != "sync"
         for target in targets
         if _area(target) == "sync"
@@ -176,7 +176,7 @@ def test_the_framework_integrations_sit_on_top_and_nothing_imports_them() -> Non
     assert _breaking("integrations above peers and sync, below nothing", allowed) == []
     wrong = [
         f"{name} imports {target}"
-        for name, targets in _edges().items()
+        for name, targets in edges().items()
         if _area(name) != "integrations"
         for target in targets
         if _area(target) == "integrations"
@@ -198,7 +198,7 @@ def test_no_modules_import_each_other_even_for_types() -> None:
     def visit(name: str) -> None:  # Tarjan's strongly connected components
         index[name] = low[name] = len(index)
         stack.append(name)
-        for target in _edges().get(name, []):
+        for target in edges().get(name, []):
             if target not in index:
                 visit(target)
                 low[name] = min(low[name], low[target])
