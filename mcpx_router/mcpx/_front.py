@@ -6,6 +6,15 @@ become a `WebSocketPeer` (frames encoded once, written in batches: see `_wspeer.
 keep-alive. Sockets are non-blocking and waited on with anyio, so it runs on asyncio and trio.
 The server pings every WebSocket every keepalive interval and drops one it has heard nothing from
 (not even a pong) for the interval and the timeout.
+
+Admission is paced so that a storm of connections (a restart: thousands of clients reconnecting
+at once) does not hold the event loop: one pass of the loop accepts at most `_ACCEPT_BURST`
+connections, and at most `_ADMITTING` WebSockets are between their complete request head and
+their first read (the handshake, and the owner's admission: a welcome that can carry the whole
+roster) at a time, the others waiting their turn in order. Each admission runs to its end in one
+pass, so a pass does at most `_ADMITTING` of them, and the frames of the participants already
+in (a call, its answer) are read and handed on between passes instead of after the whole storm.
+A client that is slow to send its head holds no turn.
 """
 
 from __future__ import annotations
@@ -38,6 +47,10 @@ _READ_CHUNK = 65536
 _MAX_HEAD = 64 * 1024
 _HEAD_TIMEOUT = 30.0
 """Seconds a new connection has to send its request head (and an idle keep-alive one its next)."""
+_ACCEPT_BURST = 64
+"""Connections accepted in one pass of the event loop; the rest wait in the listen backlog."""
+_ADMITTING = 16
+"""WebSockets admitted at a time (handshake to first read); the others wait their turn, in order."""
 
 
 async def _recv(sock: socket.socket) -> bytes:
@@ -111,11 +124,12 @@ class _Front:
         self.flusher = Flusher()
         self.peers: set[WebSocketPeer] = set()
         self.no_peers = anyio.Event()
+        self.admitting = anyio.Semaphore(_ADMITTING)
 
     async def accept(self, listener: socket.socket, tg: anyio.abc.TaskGroup) -> None:
         while True:
             await anyio.wait_readable(listener)
-            while True:
+            for _ in range(_ACCEPT_BURST):  # then a pass of the loop for what the others have to do
                 try:
                     sock, _ = listener.accept()
                 except BlockingIOError:
@@ -158,6 +172,21 @@ class _Front:
             sock.close()
 
     async def websocket(self, sock: socket.socket, head: bytes) -> None:
+        await self.admitting.acquire()
+        turn = [True]
+
+        def admitted() -> None:
+            if turn:
+                turn.clear()
+                self.admitting.release()
+
+        try:
+            await self._upgrade(sock, head, admitted)
+        finally:
+            admitted()
+
+    async def _upgrade(self, sock: socket.socket, head: bytes, admitted: Callable[[], None]) -> None:
+        """The handshake, then the owner's: `admitted` when the peer starts reading."""
         ws = WSConnection(ConnectionType.SERVER)
         try:
             ws.receive_data(head)
@@ -171,7 +200,12 @@ class _Front:
             return
         await _sendall(sock, ws.send(AcceptConnection()))
         peer = WebSocketPeer(
-            sock, ws, self.flusher, limit=self.send_queue, max_message=self.max_message_bytes
+            sock,
+            ws,
+            self.flusher,
+            limit=self.send_queue,
+            max_message=self.max_message_bytes,
+            on_reading=admitted,
         )
         self.peers.add(peer)
         try:

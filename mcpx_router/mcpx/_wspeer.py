@@ -74,16 +74,25 @@ class WebSocketPeer:
     """One accepted WebSocket. `send_frame` queues encoded frames; `run` reads until it ends.
 
     `limit` bounds the frames queued and not yet handed to the socket: `send_frame` refuses
-    more (the owner then closes the peer as too slow)."""
+    more (the owner then closes the peer as too slow). `on_reading` is called once `run` starts
+    (the front door's admission turn ends there)."""
 
     def __init__(
-        self, sock: socket.socket, ws: WSConnection, flusher: Flusher, *, limit: int, max_message: int
+        self,
+        sock: socket.socket,
+        ws: WSConnection,
+        flusher: Flusher,
+        *,
+        limit: int,
+        max_message: int,
+        on_reading: Callable[[], None] | None = None,
     ) -> None:
         self.sock = sock
         self._ws = ws
         self._flusher = flusher
         self._limit = limit
         self._max_message = max_message
+        self._on_reading = on_reading
         self._out: list[bytes] = []
         self._stuck = b""  # what the socket did not take: written by `_drain` once it can
         self._marked = False
@@ -212,6 +221,8 @@ class WebSocketPeer:
         """Read until the connection ends: `on_text` for each text message (binary ones decoded
         as UTF-8), `on_bad(error, message)` for one refused (too large, not UTF-8). Then close
         (code 1000 unless `close` was called) and wait for the close frame to go out."""
+        if self._on_reading is not None:
+            self._on_reading()
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
