@@ -1,7 +1,7 @@
 """A topic filled from empty all at once, as after a gateway restart, with calls running through it.
 
     python -m benchmarks._gwstorm --participants N [--presence batched] [--spread S] [--pairs P]
-        [--quiet SHARE] [--generators G] [--profile FILE]
+        [--quiet SHARE] [--generators G] [--profile FILE] [--gc-oldest N]
 
 Starts our gateway (`_gwserver`, its own process; rate limit lifted, presence batches every
 0.25 s, the default; its loop-lag probe on) and drives it from processes of their own
@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from mcpx_router.mcpx._serve import GC_OLDEST
 
 from ._gwload import cpu_seconds
 from ._lag import gc_summary, lag_summary
@@ -91,6 +93,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
         str(args.participants),
         "--lag",
         *(["--profile", args.profile] if args.profile else []),
+        "--gc-oldest",
+        str(args.gc_oldest),
     )
     parts: list[asyncio.subprocess.Process] = []
     try:
@@ -155,6 +159,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     slow = [(round(at - s - started, 3), round(s, 3)) for at, s in pairs_result["round_trips"] if s > 1.0]
     return {
         "participants": args.participants,
+        "gc_oldest": args.gc_oldest,
         "presence": presence,
         "quiet": sum(r["quiet"] for r in results),
         "spread": args.spread,
@@ -197,6 +202,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--generators", type=int, default=1, help="processes the storm is spread over")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile; its stats to FILE")
+    parser.add_argument(
+        "--gc-oldest",
+        type=int,
+        default=GC_OLDEST,
+        metavar="N",
+        help="the gateway's collector, as `mcpx-router gateway --gc-oldest` (0: as Python sets it)",
+    )
     args = parser.parse_args(argv)
     print(json.dumps(asyncio.run(main_async(args))), flush=True)
 

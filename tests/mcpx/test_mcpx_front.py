@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from mcpx_router.mcpx import Gateway, GatewayConfig, run_gateway
 from mcpx_router.mcpx._front import _ADMITTING
-from mcpx_router.mcpx._serve import _listen
+from mcpx_router.mcpx._serve import GC_OLDEST, _listen, gateway_parser, tune_gc
 
 from ..support.mcpx_support import raw_peer
 
@@ -140,3 +141,16 @@ async def test_a_burst_of_upgrades_is_admitted_in_turns_and_refused_ones_give_th
         )
         async with raw_peer(url, TOPIC, "late", gw) as late:  # and the turns are all free again
             assert late.welcome["payload"]["participant"]["id"] == "late"
+
+
+def test_the_gateway_command_collects_its_oldest_generation_less_often() -> None:
+    assert gateway_parser().parse_args([]).gc_oldest == GC_OLDEST
+    assert gateway_parser().parse_args(["--gc-oldest", "10"]).gc_oldest == 10
+    before = gc.get_threshold()
+    try:
+        tune_gc(GC_OLDEST)
+        assert gc.get_threshold() == (before[0], before[1], GC_OLDEST)
+        assert gc.get_freeze_count() > 0  # what the process held at start-up: never scanned again
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
