@@ -103,7 +103,9 @@ class WebSocketPeer:
         self._max_message = max_message
         self._on_reading = on_reading
         self._out: list[bytes] = []
-        self._stuck = b""  # what the socket did not take: written by `_drain` once it can
+        self._stuck: bytes | memoryview = b""
+        """What the socket did not take, written by `_drain` once it can: a view of what was
+        sent, never copied as the socket takes it piece by piece (a welcome can be 500 KB)."""
         self._marked = False
         self._draining = False
         self._closing = False
@@ -187,14 +189,14 @@ class WebSocketPeer:
         if sent is None:
             return
         if sent < len(data):
-            self._stuck = data[sent:]
+            self._stuck = memoryview(data)[sent:]
             self._draining = True
             if self._tg is not None:
                 self._tg.start_soon(self._drain)
         else:
             self._sent_all()
 
-    def _send(self, data: bytes) -> int | None:
+    def _send(self, data: bytes | memoryview) -> int | None:
         """Bytes the socket took of `data` now (0 when it is full); None when the peer is gone."""
         try:
             return self.sock.send(data)
@@ -207,12 +209,13 @@ class WebSocketPeer:
     async def _drain(self) -> None:
         while self._stuck and not self._dead:
             await anyio.wait_writable(self.sock)
-            data = b"".join([self._stuck, *self._out])
-            self._out.clear()
-            sent = self._send(data)
+            if self._out:  # queued meanwhile: one buffer again
+                self._stuck = b"".join([self._stuck, *self._out])
+                self._out.clear()
+            sent = self._send(self._stuck)
             if sent is None:
                 return
-            self._stuck = data[sent:]
+            self._stuck = memoryview(self._stuck)[sent:]
         self._draining = False
         self._sent_all()
 

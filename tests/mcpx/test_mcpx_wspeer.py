@@ -76,3 +76,26 @@ async def test_the_flusher_lets_the_loop_run_between_passes_over_many_peers() ->
                 await watch()
                 tg.cancel_scope.cancel()
         assert seen[0] == _FLUSH_PASS  # the first pass, then the loop ran before the last peer
+
+
+async def test_a_frame_larger_than_the_socket_takes_goes_out_whole_and_in_order() -> None:
+    big, after = text_frame("x" * 3_000_000), text_frame('{"after":1}')
+    with _peers(1, Flusher()) as [(peer, theirs)]:
+        theirs.setblocking(False)
+        received = bytearray()
+
+        async def read_slowly() -> None:
+            while len(received) < len(big) + len(after):
+                await anyio.wait_readable(theirs)
+                received.extend(theirs.recv(65536))
+                await anyio.lowlevel.checkpoint()
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(peer.run, lambda _: None, lambda *_: None)
+                await anyio.lowlevel.checkpoint()
+                assert peer.send_frame(big, now=True)  # the socket takes a part; the rest waits
+                assert peer.send_frame(after, now=True)  # queued behind it, not before
+                await read_slowly()
+                tg.cancel_scope.cancel()
+        assert bytes(received) == big + after
