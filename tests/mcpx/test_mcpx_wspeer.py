@@ -11,7 +11,8 @@ import anyio.lowlevel
 import pytest
 from wsproto import ConnectionType, WSConnection
 
-from mcpx_router.mcpx._wspeer import _FLUSH_PASS, Flusher, WebSocketPeer, text_frame
+from mcpx_router.mcpx import _wspeer
+from mcpx_router.mcpx._wspeer import Flusher, WebSocketPeer, text_frame
 
 pytestmark = pytest.mark.anyio
 
@@ -56,9 +57,12 @@ async def test_a_frame_for_one_peer_goes_at_once_after_what_its_peer_has_queued(
         assert data == expected  # in order, the call right after what was queued before it
 
 
-async def test_the_flusher_lets_the_loop_run_between_passes_over_many_peers() -> None:
+async def test_the_flusher_lets_the_loop_run_between_passes_over_many_peers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_wspeer, "_FLUSH_PASS", 4)  # the pass made small: 3 of them for 9 peers
     flusher = Flusher()
-    with _peers(_FLUSH_PASS + 1, flusher) as peers:
+    with _peers(9, flusher) as peers:
         for peer, _ in peers:
             peer.send_frame(text_frame('{"batch":1}'))
         seen: list[int] = []
@@ -66,16 +70,14 @@ async def test_the_flusher_lets_the_loop_run_between_passes_over_many_peers() ->
         async def watch() -> None:
             while not seen or seen[-1] < len(peers):
                 await anyio.lowlevel.checkpoint()
-                written = sum(_waiting(theirs) for _, theirs in peers)
-                if written:
-                    seen.append(written)
+                seen.append(sum(_waiting(theirs) for _, theirs in peers))
 
         with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(flusher.run)
                 await watch()
                 tg.cancel_scope.cancel()
-        assert seen[0] == _FLUSH_PASS  # the first pass, then the loop ran before the last peer
+        assert any(0 < written < len(peers) for written in seen)  # the loop ran between passes
 
 
 async def test_a_frame_larger_than_the_socket_takes_goes_out_whole_and_in_order() -> None:
