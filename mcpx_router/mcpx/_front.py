@@ -51,6 +51,8 @@ _ACCEPT_BURST = 64
 """Connections accepted in one pass of the event loop; the rest wait in the listen backlog."""
 _ADMITTING = 16
 """WebSockets admitted at a time (handshake to first read); the others wait their turn, in order."""
+_PING_SLICE = 256
+"""Peers pinged at once; the next ones up to 50 ms later (all of them within half an interval)."""
 
 
 async def _recv(sock: socket.socket) -> bytes:
@@ -144,16 +146,26 @@ class _Front:
                 tg.start_soon(self.connection, sock)
 
     async def ping(self, keepalive: Keepalive) -> None:
-        patience = keepalive.interval + keepalive.timeout
+        """Every interval, ping every peer (or drop it, silent too long): `_PING_SLICE` at a time,
+        a moment apart, so that the pongs of ten thousand do not all come back in one pass."""
+        interval = keepalive.interval
+        patience = interval + keepalive.timeout
+        due = anyio.current_time() + interval
         while True:
-            await anyio.sleep(keepalive.interval)
-            now = anyio.current_time()
-            for peer in list(self.peers):
-                if now - peer.last_heard > patience:
-                    logger.info("dropping a WebSocket silent for %.0f s (pings unanswered)", patience)
-                    peer.abort()
-                else:
-                    peer.ping()
+            await anyio.sleep(max(0.0, due - anyio.current_time()))
+            due = max(due + interval, anyio.current_time())  # each peer pinged an interval apart
+            peers = list(self.peers)
+            pause = min(0.05, interval / 2 / max(1, len(peers) // _PING_SLICE))
+            for start in range(0, len(peers), _PING_SLICE):
+                if start:
+                    await anyio.sleep(pause)
+                now = anyio.current_time()
+                for peer in peers[start : start + _PING_SLICE]:
+                    if now - peer.last_heard > patience:
+                        logger.info("dropping a WebSocket silent for %.0f s (pings unanswered)", patience)
+                        peer.abort()
+                    else:
+                        peer.ping()
 
     async def connection(self, sock: socket.socket) -> None:
         try:

@@ -10,7 +10,7 @@ import anyio
 import httpx2
 import pytest
 
-from mcpx_router.mcpx import Gateway, GatewayConfig, run_gateway
+from mcpx_router.mcpx import Gateway, GatewayConfig, _front, run_gateway
 from mcpx_router.mcpx._front import _ADMITTING
 from mcpx_router.mcpx._serve import GC_OLDEST, _listen, gateway_parser, tune_gc
 
@@ -154,3 +154,30 @@ def test_the_gateway_command_collects_its_oldest_generation_less_often() -> None
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+async def test_the_gateway_pings_its_participants_a_slice_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ten thousand pongs coming back in one pass of the loop held it (and every call) for 0.3 s
+    monkeypatch.setattr(_front, "_PING_SLICE", 2)
+    gw = Gateway(GatewayConfig(ping_interval=0.4, ping_timeout=5.0))
+    async with run_gateway(gw) as url:
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        pinged: dict[str, float] = {}
+
+        async def participant(pid: str) -> None:
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                await stream.send(_upgrade(pid, gw.issue_token(pid, TOPIC)))
+                data = b""
+                while pid not in pinged:
+                    data += await stream.receive()
+                    body = data.partition(b"\r\n\r\n")[2]
+                    if b"\x89\x04mcpx" in body:  # the gateway's ping frame
+                        pinged[pid] = anyio.current_time()
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                for index in range(6):
+                    tg.start_soon(participant, f"p{index}")
+        times = sorted(pinged.values())
+        assert len(times) == 6
+        assert times[-1] - times[0] >= 0.05  # three slices, up to 50 ms apart; not all at once
