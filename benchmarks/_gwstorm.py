@@ -155,8 +155,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     finally:
         for proc in [*parts, server]:
             await _end(proc)
-    latencies = sorted(s for at, s in pairs_result["round_trips"] if started <= at <= ended)
-    slow = [(round(at - s - started, 3), round(s, 3)) for at, s in pairs_result["round_trips"] if s > 1.0]
+    trips = pairs_result["round_trips"]
+    latencies = sorted(s for at, s, _ in trips if started <= at <= ended)
+    slow = [(round(at - s - started, 3), round(s, 3), pid) for at, s, pid in trips if s > 1.0]
     return {
         "participants": args.participants,
         "gc_oldest": args.gc_oldest,

@@ -9,7 +9,7 @@ at a time:
 - `pairs`: warms the gateway up, connects `2 * pairs` participants, prints `ready`; on `go` each
   requester keeps one `tools/call`-sized request in flight to its responder, which answers at
   once; on `stop` it stops, lets what is in flight come back, and prints its JSON: every round
-  trip (wall-clock time it came back, seconds), its lag samples, the close codes it got.
+  trip (wall-clock time it came back, seconds, requester), its lag samples, the close codes it got.
 - `storm`: prints `ready`; on `go T` (a wall-clock time) its participants connect at random
   moments within `spread` s of T, a refused attempt tried again after 0.5 to 1 s, as reconnecting
   clients do; once each of them has every frame of its joining (see `_gwstorm.py`) it prints
@@ -31,14 +31,14 @@ from ._lag import LagProbe
 
 
 class PartLoad(Load):
-    returned: list[tuple[float, float]]
-    """Round trips: (wall-clock time the answer came, seconds)."""
+    returned: list[tuple[float, float, str]]
+    """Round trips: (wall-clock time the answer came, seconds, the requester)."""
 
     def on_text(self, client: Client, head: bytearray, now: float) -> None:
         if bytes(head[:8]) == _RESPONSE:
             sent = self.sent_at.get(int(head[8:16]))
             if sent is not None:
-                self.returned.append((round(time.time(), 4), now - sent))
+                self.returned.append((round(time.time(), 4), now - sent, client.pid))
         super().on_text(client, head, now)
 
     async def pairs(self, pids: list[str], line: asyncio.StreamReader) -> dict[str, object]:
