@@ -4,8 +4,8 @@ Every connection's request head is read first. `GET <ws_path>` upgrades go to ws
 become a `WebSocketPeer` (frames encoded once, written in batches: see `_wspeer.py`), handed to
 `on_websocket`; every other request is served by the ASGI app over h11, one request at a time,
 keep-alive. Sockets are non-blocking and waited on with anyio, so it runs on asyncio and trio.
-The server pings every WebSocket every keepalive interval and drops one it has heard nothing from
-(not even a pong) for the interval and the timeout.
+The server pings every WebSocket every keepalive interval (`_PING_SLICE` at a time) and drops one
+it has heard nothing from (not even a pong) for the interval and the timeout.
 
 Admission is paced so that a storm of connections (a restart: thousands of clients reconnecting
 at once) does not hold the event loop: one pass of the loop accepts at most `_ACCEPT_BURST`
