@@ -1,8 +1,15 @@
 """The server side of the gateway benchmark, in a process of its own: our gateway, or the floor.
 
     python -m benchmarks._gwserver --kind gateway|floor --backend asyncio|trio --participants N
+        [--lag] [--gc-oldest N]
 
-Prints its base URL on one line, serves until its standard input closes, then shuts down.
+Prints its base URL on one line, serves until its standard input closes, then shuts down. With
+`--lag` (benchmark only) it also runs a loop-lag probe and logs the collector's pauses
+(`_lag.py`), and prints them as one JSON line (`{"lag": [...], "gc": [...]}`) when its standard
+input closes, before shutting down. `--gc-oldest N` tunes the collector as `mcpx-router gateway`
+does (`tune_gc`: a full collection at most once every N of the middle generation's, what exists
+once the gateway is up frozen); the default is the command's, 0 leaves the collector as Python
+sets it.
 
 - `gateway`: `Gateway` served by `run_gateway`, pre-shared tokens `tok-<id>` for the ids the
   load generator uses, the rate limit lifted (the limiter still runs on every frame), every
@@ -17,6 +24,7 @@ Prints its base URL on one line, serves until its standard input closes, then sh
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import json
 import sys
@@ -30,7 +38,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from mcpx_router.mcpx import Gateway, GatewayConfig, TokenGrant, run_gateway
 from mcpx_router.mcpx._keepalive import keepalive_settings
-from mcpx_router.mcpx._serve import serve_asgi
+from mcpx_router.mcpx._serve import GC_OLDEST, serve_asgi, tune_gc
+
+from ._lag import GcLog, LagProbe
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -134,10 +144,19 @@ def server(kind: str, participants: int) -> AbstractAsyncContextManager[str]:
     )
 
 
-async def serve(kind: str, participants: int) -> None:
-    async with server(kind, participants) as url:
-        print(url, flush=True)
-        await anyio.to_thread.run_sync(sys.stdin.readline)
+async def serve(kind: str, participants: int, lag: bool = False, gc_oldest: int = GC_OLDEST) -> None:
+    async with server(kind, participants) as url, anyio.create_task_group() as tg:
+        if gc_oldest:
+            tune_gc(gc_oldest)
+        probe, gc_log = LagProbe(), GcLog()
+        with gc_log if lag else contextlib.nullcontext():
+            if lag:
+                tg.start_soon(probe.run)
+            print(url, flush=True)
+            await anyio.to_thread.run_sync(sys.stdin.readline)
+        if lag:
+            print(json.dumps({"lag": probe.samples, "gc": gc_log.pauses}), flush=True)
+        tg.cancel_scope.cancel()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -146,12 +165,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     parser.add_argument("--participants", type=int, required=True)
     parser.add_argument("--profile", metavar="FILE", help="run under cProfile; write the stats to FILE")
+    parser.add_argument("--lag", action="store_true", help="probe the loop's lag; print it when stdin closes")
+    parser.add_argument(
+        "--gc-oldest", type=int, default=GC_OLDEST, metavar="N", help="tune_gc(N); 0: Python's collector"
+    )
     args = parser.parse_args(argv)
     profile = cProfile.Profile() if args.profile else None
     if profile is not None:
         profile.enable()
     try:
-        anyio.run(serve, args.kind, args.participants, backend=args.backend)
+        anyio.run(serve, args.kind, args.participants, args.lag, args.gc_oldest, backend=args.backend)
     finally:
         if profile is not None:
             profile.disable()

@@ -4,8 +4,17 @@ Every connection's request head is read first. `GET <ws_path>` upgrades go to ws
 become a `WebSocketPeer` (frames encoded once, written in batches: see `_wspeer.py`), handed to
 `on_websocket`; every other request is served by the ASGI app over h11, one request at a time,
 keep-alive. Sockets are non-blocking and waited on with anyio, so it runs on asyncio and trio.
-The server pings every WebSocket every keepalive interval and drops one it has heard nothing from
-(not even a pong) for the interval and the timeout.
+The server pings every WebSocket every keepalive interval (`_PING_SLICE` at a time) and drops one
+it has heard nothing from (not even a pong) for the interval and the timeout.
+
+Admission is paced so that a storm of connections (a restart: thousands of clients reconnecting
+at once) does not hold the event loop: one pass of the loop accepts at most `_ACCEPT_BURST`
+connections, and at most `_ADMITTING` WebSockets are between their complete request head and
+their first read (the handshake, and the owner's admission: a welcome that can carry the whole
+roster) at a time, the others waiting their turn in order. Each admission runs to its end in one
+pass, so a pass does at most `_ADMITTING` of them, and the frames of the participants already
+in (a call, its answer) are read and handed on between passes instead of after the whole storm.
+A client that is slow to send its head holds no turn.
 """
 
 from __future__ import annotations
@@ -38,6 +47,12 @@ _READ_CHUNK = 65536
 _MAX_HEAD = 64 * 1024
 _HEAD_TIMEOUT = 30.0
 """Seconds a new connection has to send its request head (and an idle keep-alive one its next)."""
+_ACCEPT_BURST = 64
+"""Connections accepted in one pass of the event loop; the rest wait in the listen backlog."""
+_ADMITTING = 16
+"""WebSockets admitted at a time (handshake to first read); the others wait their turn, in order."""
+_PING_SLICE = 256
+"""Peers pinged at once; the next ones up to 50 ms later (all of them within half an interval)."""
 
 
 async def _recv(sock: socket.socket) -> bytes:
@@ -111,11 +126,12 @@ class _Front:
         self.flusher = Flusher()
         self.peers: set[WebSocketPeer] = set()
         self.no_peers = anyio.Event()
+        self.admitting = anyio.Semaphore(_ADMITTING)
 
     async def accept(self, listener: socket.socket, tg: anyio.abc.TaskGroup) -> None:
         while True:
             await anyio.wait_readable(listener)
-            while True:
+            for _ in range(_ACCEPT_BURST):  # then a pass of the loop for what the others have to do
                 try:
                     sock, _ = listener.accept()
                 except BlockingIOError:
@@ -130,16 +146,26 @@ class _Front:
                 tg.start_soon(self.connection, sock)
 
     async def ping(self, keepalive: Keepalive) -> None:
-        patience = keepalive.interval + keepalive.timeout
+        """Every interval, ping every peer (or drop it, silent too long): `_PING_SLICE` at a time,
+        a moment apart, so that the pongs of ten thousand do not all come back in one pass."""
+        interval = keepalive.interval
+        patience = interval + keepalive.timeout
+        due = anyio.current_time() + interval
         while True:
-            await anyio.sleep(keepalive.interval)
-            now = anyio.current_time()
-            for peer in list(self.peers):
-                if now - peer.last_heard > patience:
-                    logger.info("dropping a WebSocket silent for %.0f s (pings unanswered)", patience)
-                    peer.abort()
-                else:
-                    peer.ping()
+            await anyio.sleep(max(0.0, due - anyio.current_time()))
+            due = max(due + interval, anyio.current_time())  # each peer pinged an interval apart
+            peers = list(self.peers)
+            pause = min(0.05, interval / 2 / max(1, len(peers) // _PING_SLICE))
+            for start in range(0, len(peers), _PING_SLICE):
+                if start:
+                    await anyio.sleep(pause)
+                now = anyio.current_time()
+                for peer in peers[start : start + _PING_SLICE]:
+                    if now - peer.last_heard > patience:
+                        logger.info("dropping a WebSocket silent for %.0f s (pings unanswered)", patience)
+                        peer.abort()
+                    else:
+                        peer.ping()
 
     async def connection(self, sock: socket.socket) -> None:
         try:
@@ -158,6 +184,21 @@ class _Front:
             sock.close()
 
     async def websocket(self, sock: socket.socket, head: bytes) -> None:
+        await self.admitting.acquire()
+        turn = [True]
+
+        def admitted() -> None:
+            if turn:
+                turn.clear()
+                self.admitting.release()
+
+        try:
+            await self._upgrade(sock, head, admitted)
+        finally:
+            admitted()
+
+    async def _upgrade(self, sock: socket.socket, head: bytes, admitted: Callable[[], None]) -> None:
+        """The handshake, then the owner's: `admitted` when the peer starts reading."""
         ws = WSConnection(ConnectionType.SERVER)
         try:
             ws.receive_data(head)
@@ -171,7 +212,12 @@ class _Front:
             return
         await _sendall(sock, ws.send(AcceptConnection()))
         peer = WebSocketPeer(
-            sock, ws, self.flusher, limit=self.send_queue, max_message=self.max_message_bytes
+            sock,
+            ws,
+            self.flusher,
+            limit=self.send_queue,
+            max_message=self.max_message_bytes,
+            on_reading=admitted,
         )
         self.peers.add(peer)
         try:

@@ -8,6 +8,7 @@ running (asyncio or trio), inside the caller's task group: nothing outlives the 
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import socket
 import sys
@@ -49,6 +50,24 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+GC_OLDEST = 100
+"""`mcpx-router gateway`'s threshold for the collector's oldest generation (Python's is 10)."""
+
+
+def tune_gc(oldest: int) -> None:
+    """The gateway process's garbage collector: a full collection at most once every `oldest`
+    collections of the middle generation (`gc.set_threshold(700, 10, oldest)`), and what exists
+    once the gateway is up frozen (`gc.freeze()`: never scanned again).
+
+    A full collection walks every object the process holds, and holds the event loop for it: in
+    a topic of 10,000 filling from empty, Python's default (10) made ten of them, 0.3 to 0.6 s
+    each, and each one held every call in flight; at 100 there was one (docs/scaling.md). The
+    gateway's own garbage is freed by reference counting; fewer full collections only keep
+    cyclic garbage, if any, a little longer."""
+    gc.set_threshold(gc.get_threshold()[0], gc.get_threshold()[1], oldest)
+    gc.freeze()
 
 
 def _url(sock: socket.socket) -> str:
@@ -199,13 +218,17 @@ def gateway_main(
     *,
     config: GatewayConfig | None = None,
     backend: str = "asyncio",
+    gc_oldest: int | None = GC_OLDEST,
 ) -> int:
     """Blocking entry point for `mcpx-router gateway`; returns an exit status.
 
-    SIGINT (Ctrl-C) stops the gateway with status 130, SIGTERM with 0.
+    SIGINT (Ctrl-C) stops the gateway with status 130, SIGTERM with 0. `gc_oldest`: see
+    `tune_gc` (None: the collector as Python sets it).
     """
 
     def ready(url: str) -> None:
+        if gc_oldest is not None:
+            tune_gc(gc_oldest)
         print(f"MCPx gateway listening on {url} (WebSocket {url.replace('http', 'ws', 1)}/v0/ws)", flush=True)
 
     async def main() -> int:
@@ -286,6 +309,15 @@ def gateway_parser() -> argparse.ArgumentParser:
         help="how long a frame for a participant moving between gateways waits for it to "
         "reconnect before it is refused (default: 5; 0 refuses at once)",
     )
+    parser.add_argument(
+        "--gc-oldest",
+        type=int,
+        default=GC_OLDEST,
+        metavar="N",
+        help="a full garbage collection at most once every N of the middle generation's, and "
+        f"what exists at start-up frozen (default: {GC_OLDEST}; Python's own is 10): each full "
+        "collection holds the event loop for as long as it walks every object",
+    )
     add_verbose(parser)
     return parser
 
@@ -314,8 +346,10 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
         config = _config(args, tokens, verifier)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.gc_oldest < 1:
+        parser.error(f"--gc-oldest must be 1 or more, not {args.gc_oldest}")
     with console_logging(args.verbose):
-        return gateway_main(args.host, args.port, config=config)
+        return gateway_main(args.host, args.port, config=config, gc_oldest=args.gc_oldest)
 
 
 def _config(args: argparse.Namespace, tokens: dict[str, TokenGrant], verifier: Any) -> GatewayConfig:

@@ -8,8 +8,11 @@ and the same bytes go to every recipient of a broadcast.
 A frame handed to a peer (`send_frame`) is only appended to its outbox and the peer marked in
 the server's `Flusher`; the flusher wakes once for everything queued meanwhile, and writes each
 marked peer's outbox with one `send` call, from its own task: no task of the peer's wakes for
-it. Only a peer whose socket is full (a slow reader) gets a task of its own, which waits until
-the socket takes more and then writes all that has queued up in one call.
+it. A pass writes at most `_FLUSH_PASS` peers and lets the event loop run before the next ones,
+so a presence batch for ten thousand does not hold the loop; a frame meant for one peer (a call,
+its answer) does not wait for the flusher at all: it is written at once with what its peer has
+queued before it. Only a peer whose socket is full (a slow reader) gets a task of its own, which
+waits until the socket takes more and then writes all that has queued up in one call.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Callable
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 from wsproto import WSConnection
 from wsproto.events import BytesMessage, CloseConnection, Ping, TextMessage
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
@@ -36,6 +40,8 @@ CLOSE_PATIENCE = 10.0
 """Seconds a close frame may wait behind a full socket before the connection is dropped."""
 _READ_CHUNK = 65536
 _PING = b"mcpx"
+_FLUSH_PASS = 512
+"""Peers the flusher writes before it lets the event loop run (then it writes the next ones)."""
 
 
 def text_frame(text: str) -> bytes:
@@ -66,26 +72,40 @@ class Flusher:
             await self._wake.wait()
             self._wake = anyio.Event()
             marked, self._marked = self._marked, []
-            for peer in marked:
-                peer.flush()
+            for start in range(0, len(marked), _FLUSH_PASS):
+                if start:
+                    await anyio.lowlevel.checkpoint()  # what else is ready runs before the next ones
+                for peer in marked[start : start + _FLUSH_PASS]:
+                    peer.flush()
 
 
 class WebSocketPeer:
     """One accepted WebSocket. `send_frame` queues encoded frames; `run` reads until it ends.
 
     `limit` bounds the frames queued and not yet handed to the socket: `send_frame` refuses
-    more (the owner then closes the peer as too slow)."""
+    more (the owner then closes the peer as too slow). `on_reading` is called once `run` starts
+    (the front door's admission turn ends there)."""
 
     def __init__(
-        self, sock: socket.socket, ws: WSConnection, flusher: Flusher, *, limit: int, max_message: int
+        self,
+        sock: socket.socket,
+        ws: WSConnection,
+        flusher: Flusher,
+        *,
+        limit: int,
+        max_message: int,
+        on_reading: Callable[[], None] | None = None,
     ) -> None:
         self.sock = sock
         self._ws = ws
         self._flusher = flusher
         self._limit = limit
         self._max_message = max_message
+        self._on_reading = on_reading
         self._out: list[bytes] = []
-        self._stuck = b""  # what the socket did not take: written by `_drain` once it can
+        self._stuck: bytes | memoryview = b""
+        """What the socket did not take, written by `_drain` once it can: a view of what was
+        sent, never copied as the socket takes it piece by piece (a welcome can be 500 KB)."""
         self._marked = False
         self._draining = False
         self._closing = False
@@ -106,17 +126,22 @@ class WebSocketPeer:
         """Queue an encoded frame; False (and nothing queued) when `limit` frames are waiting.
         Frames after `close` are dropped.
 
-        `now`: write it at once when nothing is waiting before it, rather than at the flusher's
-        next pass (for a frame meant for this peer alone, a call or its answer: under load a
-        pass of the event loop can take long, and a call crosses the gateway twice). Broadcasts
-        wait for the flusher, which writes what a peer has queued with one `send`."""
+        `now`: write it at once, after what waits before it in the outbox (unless the socket is
+        full), rather than at the flusher's next pass: for a frame meant for this peer alone, a
+        call or its answer, which should not wait behind the flusher's pass over every peer of a
+        presence batch (a call crosses the gateway twice). Broadcasts wait for the flusher,
+        which writes what a peer has queued with one `send`."""
         if self._closing or self._dead:
             return True
-        if now and not self._out and not self._marked and not self._draining:
+        if now and not self._out and not self._draining:
             self._write(frame)
             return True
         if len(self._out) >= self._limit:
             return False
+        if now and not self._draining:
+            self._out.append(frame)
+            self.flush()  # the flusher finds nothing left when it comes to this peer
+            return True
         self._push(frame)
         return True
 
@@ -149,7 +174,8 @@ class WebSocketPeer:
             self._flusher.mark(self)
 
     def flush(self) -> None:
-        """Write the outbox with one `send` (the flusher calls it)."""
+        """Write the outbox with one `send` (the flusher calls it, and `send_frame` for a frame
+        meant for this peer alone)."""
         self._marked = False
         if self._draining or self._dead or not self._out:
             return
@@ -163,14 +189,14 @@ class WebSocketPeer:
         if sent is None:
             return
         if sent < len(data):
-            self._stuck = data[sent:]
+            self._stuck = memoryview(data)[sent:]
             self._draining = True
             if self._tg is not None:
                 self._tg.start_soon(self._drain)
         else:
             self._sent_all()
 
-    def _send(self, data: bytes) -> int | None:
+    def _send(self, data: bytes | memoryview) -> int | None:
         """Bytes the socket took of `data` now (0 when it is full); None when the peer is gone."""
         try:
             return self.sock.send(data)
@@ -183,12 +209,13 @@ class WebSocketPeer:
     async def _drain(self) -> None:
         while self._stuck and not self._dead:
             await anyio.wait_writable(self.sock)
-            data = b"".join([self._stuck, *self._out])
-            self._out.clear()
-            sent = self._send(data)
+            if self._out:  # queued meanwhile: one buffer again
+                self._stuck = b"".join([self._stuck, *self._out])
+                self._out.clear()
+            sent = self._send(self._stuck)
             if sent is None:
                 return
-            self._stuck = data[sent:]
+            self._stuck = memoryview(self._stuck)[sent:]
         self._draining = False
         self._sent_all()
 
@@ -212,6 +239,8 @@ class WebSocketPeer:
         """Read until the connection ends: `on_text` for each text message (binary ones decoded
         as UTF-8), `on_bad(error, message)` for one refused (too large, not UTF-8). Then close
         (code 1000 unless `close` was called) and wait for the close frame to go out."""
+        if self._on_reading is not None:
+            self._on_reading()
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg

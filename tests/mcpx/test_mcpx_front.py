@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 from pathlib import Path
 
@@ -9,8 +10,9 @@ import anyio
 import httpx2
 import pytest
 
-from mcpx_router.mcpx import Gateway, GatewayConfig, run_gateway
-from mcpx_router.mcpx._serve import _listen
+from mcpx_router.mcpx import Gateway, GatewayConfig, _front, run_gateway
+from mcpx_router.mcpx._front import _ADMITTING
+from mcpx_router.mcpx._serve import GC_OLDEST, _listen, gateway_parser, tune_gc
 
 from ..support.mcpx_support import raw_peer
 
@@ -80,3 +82,102 @@ def test_the_listener_holds_a_reconnect_storm_it_has_not_accepted_yet() -> None:
             client.close()
         listener.close()
     assert len(clients) == storm
+
+
+def _upgrade(pid: str, token: str) -> bytes:
+    return (
+        f"GET /v0/ws?topic={TOPIC}&id={pid} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\nSec-WebSocket-Key: bWNweC10ZXN0LWtleSEhIQ==\r\n"
+        f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {token}\r\n\r\n"
+    ).encode()
+
+
+async def test_connections_that_send_no_head_hold_no_admission_turn() -> None:
+    gw = Gateway(GatewayConfig())
+    async with run_gateway(gw) as url:
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        idle = [await anyio.connect_tcp(host, int(port)) for _ in range(3 * _ADMITTING)]
+        try:
+            for stream in idle[::2]:  # half of them begin a head and never end it
+                await stream.send(b"GET /v0/ws?topic=room HTTP/1.1\r\n")
+            with anyio.fail_after(5):
+                async with raw_peer(url, TOPIC, "alice", gw) as alice:
+                    assert alice.welcome["payload"]["participant"]["id"] == "alice"
+        finally:
+            for stream in idle:
+                await stream.aclose()
+
+
+async def test_a_burst_of_upgrades_is_admitted_in_turns_and_refused_ones_give_theirs_back() -> None:
+    # more upgrades at once than turns: the refused ones (a bad token, closed with 1008) and the
+    # welcomed ones all end their turn, and every one of them is answered
+    gw = Gateway(GatewayConfig())
+    async with run_gateway(gw) as url:
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        answers: dict[str, bytes] = {}
+
+        async def refused(index: int) -> None:
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                await stream.send(_upgrade(f"x{index}", "not-a-token"))
+                data = b""
+                while b"\x88" not in data.partition(b"\r\n\r\n")[2]:  # the close frame
+                    data += await stream.receive()
+                answers[f"x{index}"] = data
+
+        async def welcomed(index: int) -> None:
+            async with raw_peer(url, TOPIC, f"p{index}", gw) as peer:
+                answers[f"p{index}"] = peer.welcome["payload"]["event"].encode()
+                await anyio.sleep(0.2)  # all present at once
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                for index in range(3 * _ADMITTING):
+                    tg.start_soon(refused, index)
+                    tg.start_soon(welcomed, index)
+        assert len(answers) == 6 * _ADMITTING
+        assert all(answers[f"p{i}"] == b"welcome" for i in range(3 * _ADMITTING))
+        assert all(
+            b" 101 " in answers[f"x{i}"] and b"\x03\xf0" in answers[f"x{i}"] for i in range(3 * _ADMITTING)
+        )
+        async with raw_peer(url, TOPIC, "late", gw) as late:  # and the turns are all free again
+            assert late.welcome["payload"]["participant"]["id"] == "late"
+
+
+def test_the_gateway_command_collects_its_oldest_generation_less_often() -> None:
+    assert gateway_parser().parse_args([]).gc_oldest == GC_OLDEST
+    assert gateway_parser().parse_args(["--gc-oldest", "10"]).gc_oldest == 10
+    before = gc.get_threshold()
+    try:
+        tune_gc(GC_OLDEST)
+        assert gc.get_threshold() == (before[0], before[1], GC_OLDEST)
+        assert gc.get_freeze_count() > 0  # what the process held at start-up: never scanned again
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+async def test_the_gateway_pings_its_participants_a_slice_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ten thousand pongs coming back in one pass of the loop held it (and every call) for 0.3 s
+    monkeypatch.setattr(_front, "_PING_SLICE", 2)
+    gw = Gateway(GatewayConfig(ping_interval=0.4, ping_timeout=5.0))
+    async with run_gateway(gw) as url:
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        pinged: dict[str, float] = {}
+
+        async def participant(pid: str) -> None:
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                await stream.send(_upgrade(pid, gw.issue_token(pid, TOPIC)))
+                data = b""
+                while pid not in pinged:
+                    data += await stream.receive()
+                    body = data.partition(b"\r\n\r\n")[2]
+                    if b"\x89\x04mcpx" in body:  # the gateway's ping frame
+                        pinged[pid] = anyio.current_time()
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                for index in range(6):
+                    tg.start_soon(participant, f"p{index}")
+        times = sorted(pinged.values())
+        assert len(times) == 6
+        assert times[-1] - times[0] >= 0.05  # three slices, up to 50 ms apart; not all at once
