@@ -315,8 +315,9 @@ def gateway_parser() -> argparse.ArgumentParser:
         default=GC_OLDEST,
         metavar="N",
         help="a full garbage collection at most once every N of the middle generation's, and "
-        f"what exists at start-up frozen (default: {GC_OLDEST}; Python's own is 10): each full "
-        "collection holds the event loop for as long as it walks every object",
+        f"what exists at start-up frozen (default: {GC_OLDEST}; Python's own is 10; 0 leaves the "
+        "collector as Python sets it): each full collection holds the event loop for as long as it "
+        "walks every object",
     )
     add_verbose(parser)
     return parser
@@ -346,10 +347,10 @@ def gateway_cli(argv: Sequence[str] | None = None) -> int:
         config = _config(args, tokens, verifier)
     except ValueError as exc:
         parser.error(str(exc))
-    if args.gc_oldest < 1:
-        parser.error(f"--gc-oldest must be 1 or more, not {args.gc_oldest}")
+    if args.gc_oldest < 0:
+        parser.error(f"--gc-oldest must be 0 (Python's collector, untouched) or more, not {args.gc_oldest}")
     with console_logging(args.verbose):
-        return gateway_main(args.host, args.port, config=config, gc_oldest=args.gc_oldest)
+        return gateway_main(args.host, args.port, config=config, gc_oldest=args.gc_oldest or None)
 
 
 def _config(args: argparse.Namespace, tokens: dict[str, TokenGrant], verifier: Any) -> GatewayConfig:

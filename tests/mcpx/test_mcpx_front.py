@@ -12,7 +12,7 @@ import pytest
 
 from mcpx_router.mcpx import Gateway, GatewayConfig, _front, run_gateway
 from mcpx_router.mcpx._front import _ADMITTING
-from mcpx_router.mcpx._serve import GC_OLDEST, _listen, gateway_parser, tune_gc
+from mcpx_router.mcpx._serve import GC_OLDEST, _listen, gateway_cli, gateway_parser, tune_gc
 
 from ..support.mcpx_support import raw_peer
 
@@ -143,9 +143,15 @@ async def test_a_burst_of_upgrades_is_admitted_in_turns_and_refused_ones_give_th
             assert late.welcome["payload"]["participant"]["id"] == "late"
 
 
-def test_the_gateway_command_collects_its_oldest_generation_less_often() -> None:
+def test_the_gateway_command_collects_its_oldest_generation_less_often(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert gateway_parser().parse_args([]).gc_oldest == GC_OLDEST
     assert gateway_parser().parse_args(["--gc-oldest", "10"]).gc_oldest == 10
+    with pytest.raises(SystemExit) as refused:  # 0 leaves Python's collector as it is; less is refused
+        gateway_cli(["--gc-oldest", "-1"])
+    assert refused.value.code == 2
+    assert "--gc-oldest must be 0" in capsys.readouterr().err
     before = gc.get_threshold()
     try:
         tune_gc(GC_OLDEST)
