@@ -71,16 +71,20 @@ def servers_installed() -> Iterator[None]:
         sys.exit(f"installing the test servers failed:\n{output}")
 
 
+def cpus() -> int:
+    """The CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def workers(quick: bool) -> int:
     """Pytest workers per CPU this process may use: two, since much of the suite waits on peers'
     processes and sockets (on 2 cores, 4 workers ran the full suite in 714 s, 2 workers in 894 s);
     three for `--quick`, whose in-process tests wait on timers (rate limits, keepalives) and hold
     little else (on 2 cores, 6 workers ran it in 115 s, 4 in 130 s, 8 in 154 s)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return (3 if quick else 2) * max(1, cpus)
+    return (3 if quick else 2) * cpus()
 
 
 def test(rest: list[str]) -> None:
@@ -96,7 +100,7 @@ def test(rest: list[str]) -> None:
     # __pycache__ folders are ignored by git.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     # On a fresh checkout, compile them once on every CPU rather than once in each worker.
-    _run(PY, ROOT / "tests" / "support" / "_precompile.py", env=env)
+    _run(PY, ROOT / "tests" / "support" / "_precompile.py", str(cpus()), env=env)
     _run(PY, "-m", "pytest", *rest, env=env)
 
 

@@ -185,11 +185,12 @@ class _Front:
 
     async def websocket(self, sock: socket.socket, head: bytes) -> None:
         await self.admitting.acquire()
-        turn = [True]
+        holding = True
 
         def admitted() -> None:
-            if turn:
-                turn.clear()
+            nonlocal holding
+            if holding:
+                holding = False
                 self.admitting.release()
 
         try:

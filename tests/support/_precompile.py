@@ -1,5 +1,7 @@
 """Compile the suite's modules once, on every CPU, before the pytest-xdist workers start.
 
+    python tests/support/_precompile.py [PROCESSES]
+
 Each worker imports every test module to collect it. On a fresh checkout no bytecode exists yet,
 so each worker would rewrite the asserts of all the test modules and compile them (6 s of CPU a
 worker on a 2-core machine): done here once, in parallel, the workers find it done. The test
@@ -14,7 +16,6 @@ workers compile the modules themselves as before (slower, not wrong).
 from __future__ import annotations
 
 import compileall
-import os
 import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -52,12 +53,9 @@ def _compile_plain(folder: str) -> None:
 
 def main() -> None:
     tests = sorted(path for path in (ROOT / "tests").rglob("*.py") if REWRITTEN.search(str(path)))
+    processes = int(sys.argv[1]) if len(sys.argv) > 1 else None  # dev.py passes its CPU count
     try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    try:
-        with ProcessPoolExecutor(max_workers=max(1, cpus)) as pool:
+        with ProcessPoolExecutor(max_workers=processes) as pool:
             done = [pool.submit(_compile_plain, folder) for folder in PLAIN]
             done += [pool.submit(_rewrite, path) for path in tests]
             for future in done:
