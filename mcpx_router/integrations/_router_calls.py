@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 import mcp.types as mt
 
 from .._errors import UsageError
+from ._loop_calls import LoopBlocked, call_in_loop
 
 if TYPE_CHECKING:
     from .._catalogue import PublishedTool
@@ -69,13 +69,24 @@ class RouterCalls:
         if not self.awaited:
             answered: Outcome = self.router.call(name, arguments)
             return answered
-        if self._token is None or threading.get_ident() == self._loop_thread:
+        if self._token is None or self._loop_thread is None or threading.get_ident() == self._loop_thread:
             raise UsageError(
                 f"tool {name!r} was called synchronously, but its router is async: call it with "
                 "`await` (ainvoke, acall), from a thread other than the router's event loop, or "
                 "build the tools from a blocking router (mcpx_router.sync.Router)"
             )
-        outcome: Outcome = anyio.from_thread.run(self.router.call, name, arguments, token=self._token)
+        try:
+            outcome: Outcome = call_in_loop(
+                self._token, self._loop_thread, functools.partial(self.router.call, name, arguments)
+            )
+        except LoopBlocked:
+            raise UsageError(
+                f"tool {name!r} was called synchronously from a worker thread while its router's "
+                "event loop thread waits for that very call (a synchronous `invoke` run on the "
+                "loop's thread, e.g. inside `async def` or a notebook cell): that would deadlock. "
+                "Call the agent with `await` (ainvoke, acall), run the synchronous call in another "
+                "thread, or build the tools from a blocking router (mcpx_router.sync.Router)"
+            ) from None
         return outcome
 
     async def acall(self, name: str, arguments: Mapping[str, Any]) -> Outcome:

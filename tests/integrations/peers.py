@@ -1,13 +1,18 @@
 """Peers for the framework tests: our stdio search peers (they log every call they read, and die
-on demand), an in-process peer that answers with an image, and the Router options they share."""
+on demand), an in-process peer that answers with an image, and the Router options they share;
+`called` reads a search peer's log, `within` runs a test's event loop under a watchdog."""
 
 from __future__ import annotations
 
 import base64
+import json
 import sys
+import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp.types as mt
 from mcp.server.mcpserver import MCPServer
 
@@ -54,3 +59,30 @@ def camera() -> MCPServer:
         return [mt.TextContent(type="text", text=f"snapshot of {room}"), picture]
 
     return server
+
+
+def called(log: Path) -> list[dict[str, Any]]:
+    """The `tools/call` requests a stdio peer read, from its own log."""
+    if not log.exists():
+        return []
+    requests = [json.loads(line) for line in log.read_text().splitlines()]
+    return [request["params"] for request in requests if request.get("method") == "tools/call"]
+
+
+def within(seconds: float, backend: str, main: Callable[[], Awaitable[None]]) -> None:
+    """Run `main` on `backend` in its own thread: a regression that blocks its event loop for
+    good fails the test when `seconds` have passed instead of hanging the suite."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            anyio.run(main, backend=backend)
+        except BaseException as error:
+            failure.append(error)
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    runner.join(seconds)
+    assert not runner.is_alive(), f"still blocked after {seconds} s"
+    if failure:
+        raise failure[0]

@@ -10,6 +10,7 @@ runs its Router on trio as well.
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from mcpx_router import InProcessPeer, Outcome, Router, UsageError, sync
 from mcpx_router.testing import docs_library, weather_station
 
 from ..support.router_support import tiny
-from .peers import PNG, ROUTER_OPTIONS, camera, search_group
+from .peers import PNG, ROUTER_OPTIONS, called, camera, search_group, search_peer, within
 
 if TYPE_CHECKING:
     from langchain.agents import create_agent
@@ -266,3 +267,52 @@ def test_create_agent_runs_synchronously_on_the_blocking_router(tmp_path: Path) 
 
     [died] = tool_messages(state)
     assert died.status == "success" and "web failed first" in str(died.content)
+
+
+# -- a synchronous invoke on the event loop's own thread --------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_create_agent_invoked_synchronously_on_the_routers_loop_fails_at_once_and_runs_nothing(
+    backend: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "web.log"
+
+    async def main() -> None:
+        async with Router(**ROUTER_OPTIONS) as router:
+            await router.join("web", search_peer("web", log))
+            toolset = LangChainTools(router)
+            model = scripted(lambda messages: calls(("web__search", {"query": "mcp"})), say("done"))
+            agent = create_agent(model, middleware=[toolset.middleware()])
+            started = time.monotonic()
+            # As in `async def main` or a notebook cell: the loop's thread runs the graph.
+            with pytest.raises(UsageError, match="await"):
+                agent.invoke({"messages": [("user", "find")]})
+            assert time.monotonic() - started < 5
+            await anyio.sleep(0.2)  # the loop runs again: the withdrawn call must not run now
+            assert called(log) == []
+            # The router still runs calls, and only those asked for.
+            assert (await router.call("web__search", {"query": "mcp"})).text == "web: results for mcp"
+            assert [request["arguments"] for request in called(log)] == [{"query": "mcp"}]
+
+    within(30, backend, main)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_react_agent_running_two_calls_at_once_on_the_routers_loop_fails_at_once(backend: str) -> None:
+    async def main() -> None:
+        async with Router(**ROUTER_OPTIONS) as router:
+            await router.join("weather", InProcessPeer(weather_station()))
+            toolset = LangChainTools(router)
+            model = scripted(
+                lambda messages: calls(
+                    ("weather__forecast", {"city": "Oslo"}), ("weather__alerts", {"region": "Norway"})
+                ),
+                say("done"),
+            )
+            with pytest.raises(UsageError, match="deadlock"):
+                react_agent(toolset, model).invoke({"messages": [("user", "Oslo?")]})
+            # The router still answers.
+            assert (await router.call("weather__forecast", {"city": "Oslo"})).text.startswith("Oslo:")
+
+    within(30, backend, main)
