@@ -3,10 +3,13 @@ every model call and runs calls to them (loaded with `LangChainTools.middleware(
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+
+from ._router_calls import ShadowedToolWarning
 
 if TYPE_CHECKING:
     from langchain_core.messages import ToolMessage
@@ -27,21 +30,38 @@ class Toolset(Protocol):
 
 class RouterMiddleware(AgentMiddleware[Any, Any, Any]):
     """Offers the router's tools as they are at each model call (after the agent's own), and
-    runs each call to one of them through the router (see `LangChainTools.middleware`)."""
+    runs each call to one of them through the router (see `LangChainTools.middleware`).
+
+    The agent's own tools come first: a router tool with the name of one of them is left out of
+    what the model is offered (a `ShadowedToolWarning` says so, once per name), so the name the
+    model calls always runs the tool it was described.
+    """
 
     def __init__(self, toolset: Toolset) -> None:
         super().__init__()
         self._toolset = toolset
+        self._shadowed: set[str] = set()  # the router's names an agent's own tool took, told once
 
     @property
     def name(self) -> str:
         return "mcpx_router"
 
     def _offered(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        mine = self._toolset.tools()
-        names = {tool.name for tool in mine}
-        others = [tool for tool in request.tools if isinstance(tool, dict) or tool.name not in names]
-        return request.override(tools=[*others, *mine])
+        own = {_name(tool) for tool in request.tools} - {None}
+        mine = []
+        for tool in self._toolset.tools():
+            if tool.name not in own:
+                mine.append(tool)
+            elif tool.name not in self._shadowed:
+                self._shadowed.add(tool.name)
+                warnings.warn(
+                    f"the agent has a tool of its own named {tool.name!r}: the router's {tool.name!r} "
+                    "is not offered to the model while that tool exists (calls to the name run the "
+                    "agent's); rename the agent's tool, or give the router's another name (aliases=)",
+                    ShadowedToolWarning,
+                    stacklevel=2,
+                )
+        return request.override(tools=[*request.tools, *mine])
 
     def _resolved(self, request: ToolCallRequest) -> ToolCallRequest:
         if request.tool is not None:  # one of the agent's own tools
@@ -71,3 +91,13 @@ class RouterMiddleware(AgentMiddleware[Any, Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         return await handler(self._resolved(request))
+
+
+def _name(tool: BaseTool | dict[str, Any]) -> str | None:
+    """A tool's name as the model is offered it: a `BaseTool`'s, or a tool dict's (a provider's
+    built-in tool, or an OpenAI-format function)."""
+    if not isinstance(tool, dict):
+        return tool.name
+    function = tool.get("function")
+    name = function.get("name") if isinstance(function, dict) else tool.get("name")
+    return name if isinstance(name, str) else None

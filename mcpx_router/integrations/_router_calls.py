@@ -22,9 +22,14 @@ if TYPE_CHECKING:
     from .._catalogue import PublishedTool
     from .._dispatch import Outcome
 
-__all__ = ["Image", "RouterCalls", "ToolRouter", "images_of"]
+__all__ = ["Image", "RouterCalls", "ShadowedToolWarning", "ToolRouter", "images_of"]
 
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+class ShadowedToolWarning(UserWarning):
+    """A tool of the agent's own has the name of one of the router's, which is then not offered
+    (the agent's own tools come first; the model sees and calls the agent's)."""
 
 
 class ToolRouter(Protocol):

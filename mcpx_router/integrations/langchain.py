@@ -33,7 +33,7 @@ from langchain_core.tools import BaseTool, ToolException
 from langgraph.prebuilt import ToolNode
 from pydantic import ConfigDict, Field
 
-from ._router_calls import RouterCalls, ToolRouter, images_of
+from ._router_calls import RouterCalls, ShadowedToolWarning, ToolRouter, images_of
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .._dispatch import Outcome
     from ._langchain_agents import RouterMiddleware
 
-__all__ = ["LangChainTools", "LiveToolNode", "RouterTool"]
+__all__ = ["LangChainTools", "LiveToolNode", "RouterTool", "ShadowedToolWarning"]
 
 _ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -143,6 +143,9 @@ class LangChainTools:
         """A middleware for LangChain's `create_agent` (the `langchain` package): every model
         call is offered the router's current tools, after the agent's own, and calls to them run
         through the router. `create_agent(model, tools=[...], middleware=[toolset.middleware()])`.
+
+        The agent's own tools come first: a router tool named as one of them is not offered
+        (`ShadowedToolWarning`, once per name), and a call to that name runs the agent's.
         """
         from ._langchain_agents import RouterMiddleware
 

@@ -18,6 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt import create_react_agent
+from pydantic import Field
 
 from mcpx_router.integrations.langchain import LangChainTools
 
@@ -29,12 +30,15 @@ class ScriptedChatModel(GenericFakeChatModel):
     """`GenericFakeChatModel` with `bind_tools`: the tools each turn was bound to are recorded."""
 
     offered: list[list[str]]
+    bound: list[list[dict[str, Any]]] = Field(default_factory=list)
+    """Each turn's tools, as sent (OpenAI function format)."""
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
         return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
 
     def _record(self, kwargs: dict[str, Any]) -> Any:
-        self.offered.append([tool["function"]["name"] for tool in kwargs.get("tools", [])])
+        self.bound.append(kwargs.get("tools", []))
+        self.offered.append([tool["function"]["name"] for tool in self.bound[-1]])
         return next(self.messages)
 
     def _generate(

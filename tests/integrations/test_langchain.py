@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    from mcpx_router.integrations.langchain import LangChainTools, RouterTool
+    from mcpx_router.integrations.langchain import LangChainTools, RouterTool, ShadowedToolWarning
 
     from .langchain_model import ScriptedChatModel, Step, calls, react_agent, say, scripted, tool_messages
 
@@ -45,7 +45,7 @@ def _langchain_imported() -> None:
     from langchain_core.messages import ToolMessage
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    from mcpx_router.integrations.langchain import LangChainTools, RouterTool
+    from mcpx_router.integrations.langchain import LangChainTools, RouterTool, ShadowedToolWarning
 
     from . import langchain_model as model
 
@@ -55,6 +55,7 @@ def _langchain_imported() -> None:
         convert_to_openai_tool=convert_to_openai_tool,
         LangChainTools=LangChainTools,
         RouterTool=RouterTool,
+        ShadowedToolWarning=ShadowedToolWarning,
         ScriptedChatModel=model.ScriptedChatModel,
         calls=model.calls,
         react_agent=model.react_agent,
@@ -316,3 +317,55 @@ def test_a_react_agent_running_two_calls_at_once_on_the_routers_loop_fails_at_on
             assert (await router.call("weather__forecast", {"city": "Oslo"})).text.startswith("Oslo:")
 
     within(30, backend, main)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_agent_tool_named_as_a_router_tool_is_the_one_offered_and_run(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    def search(text: str) -> str:
+        """Search my own notes."""
+        return f"notes about {text}"
+
+    peers, options = search_group(tmp_path)
+    async with Router(**options) as router:
+        await router.join_all(peers)
+        toolset = LangChainTools(router)
+        assert "search" in [tool.name for tool in toolset.tools()]  # the group's function
+        model = scripted(
+            lambda messages: calls(("search", {"text": "mcp"})),
+            lambda messages: calls(("search", {"text": "again"})),
+            say("done"),
+        )
+        agent = create_agent(model, tools=[search], middleware=[toolset.middleware()])
+        with pytest.warns(ShadowedToolWarning, match="'search'") as told:
+            state = await agent.ainvoke({"messages": [("user", "find")]})
+
+    assert len(told) == 1  # once, not at every model call
+    for turn in model.bound:  # every turn: one `search`, the agent's, with its own parameters
+        [offered] = [tool["function"] for tool in turn if tool["function"]["name"] == "search"]
+        assert offered["description"] == "Search my own notes."
+        assert list(offered["parameters"]["properties"]) == ["text"]
+    first, second = tool_messages(state)
+    assert (first.status, first.content) == ("success", "notes about mcp")
+    assert (second.status, second.content) == ("success", "notes about again")
+    assert not any(called(tmp_path / f"{name}.log") for name in peers)  # no peer was called
+
+
+def test_an_agent_tool_named_as_a_router_tool_is_the_one_run_in_a_sync_agent(tmp_path: Path) -> None:
+    def search(text: str) -> str:
+        """Search my own notes."""
+        return f"notes about {text}"
+
+    peers, options = search_group(tmp_path)
+    with sync.Router(**options) as router:
+        router.join_all(peers)
+        toolset = LangChainTools(router)
+        model = scripted(lambda messages: calls(("search", {"text": "mcp"})), say("done"))
+        agent = create_agent(model, tools=[search], middleware=[toolset.middleware()])
+        with pytest.warns(ShadowedToolWarning):
+            state = agent.invoke({"messages": [("user", "find")]})
+
+    assert model.offered[0].count("search") == 1
+    [found] = tool_messages(state)
+    assert (found.status, found.content) == ("success", "notes about mcp")
