@@ -28,12 +28,15 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import dspy
 from dspy.adapters.types.tool import convert_input_schema_to_tool_args
+from dspy.adapters.utils import get_annotation_name
 from dspy.utils.callback import with_callbacks
+from pydantic_core import core_schema
 
 from ._router_calls import RouterCalls, ToolRouter, images_of
 
@@ -70,15 +73,14 @@ class RouterTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informa
     (the router validates them against the peer's own schema, repairs what it can and explains
     the rest), and the observation is the router's answer."""
 
-    def __init__(self, calls: RouterCalls, published: PublishedTool) -> None:
-        args, arg_types, arg_desc = convert_input_schema_to_tool_args(published.parameters)
+    def __init__(self, calls: RouterCalls, published: PublishedTool | str) -> None:
+        if isinstance(published, str):  # a name the router does not publish: it answers why
+            name, desc, (args, arg_types, arg_desc) = published, "", ({}, {}, {})
+        else:
+            name, desc = published.name, published.description
+            args, arg_types, arg_desc = convert_input_schema_to_tool_args(published.parameters)
         super().__init__(
-            _Call(calls, published.name),
-            name=published.name,
-            desc=published.description,
-            args=args,
-            arg_types=arg_types,
-            arg_desc=arg_desc,
+            _Call(calls, name), name=name, desc=desc, args=args, arg_types=arg_types, arg_desc=arg_desc
         )
 
     def _validate_and_parse_args(self, **kwargs: Any) -> dict[str, Any]:
@@ -120,6 +122,14 @@ class DSPyTools:
             self._version = version
         return list(self._tools)
 
+    def tool(self, name: str) -> dspy.Tool:
+        """The tool published as `name`; for a name the router does not publish, a tool whose
+        every call the router answers with its explanation (why it is gone, or close names)."""
+        for tool in self.tools():
+            if tool.name == name:
+                return tool
+        return RouterTool(self._calls, name)
+
     def react(
         self,
         signature: str | type[dspy.Signature],
@@ -151,6 +161,7 @@ class RouterReAct(dspy.ReAct):  # type: ignore[misc]  # dspy ships no type infor
         self._toolset = toolset
         self._own_tools = list(tools)
         self._seen = toolset.version
+        self._answer_any_name(self)
 
     def refresh(self) -> bool:
         """Take the router's current tools, if they changed; return whether they did."""
@@ -158,10 +169,21 @@ class RouterReAct(dspy.ReAct):  # type: ignore[misc]  # dspy ships no type infor
         if version == self._seen:
             return False
         fresh = dspy.ReAct(self.signature, tools=[*self._toolset.tools(), *self._own_tools])
+        self._answer_any_name(fresh)
         self.tools = fresh.tools
         self.react.signature = fresh.react.signature
         self._seen = version
         return True
+
+    def _answer_any_name(self, react: dspy.ReAct) -> None:
+        """Let `react`'s steps name any tool: the model is told the same choice, but a name that
+        is no tool parses, and its call is the router's explanation as the observation (DSPy's
+        own parse would end the program with `AdapterParseError`)."""
+        names = tuple(react.tools)
+        react.tools = _ToolsByName(react.tools, self._toolset)
+        react.react.signature = react.react.signature.with_updated_fields(
+            "next_tool_name", type_=_one_of(names)
+        )
 
     # ReAct runs each step through these two methods (sync and async): the seam where the
     # tools are refreshed, so a step sees the tools that exist when it starts.
@@ -180,3 +202,44 @@ class RouterReAct(dspy.ReAct):  # type: ignore[misc]  # dspy ships no type infor
         return await super()._async_call_with_potential_trajectory_truncation(
             module, trajectory, **input_args
         )
+
+
+class _ToolsByName(dict[str, dspy.Tool]):
+    """A ReAct's tools by name, where a name no tool answers to finds the router."""
+
+    def __init__(self, tools: dict[str, dspy.Tool], toolset: DSPyTools) -> None:
+        super().__init__(tools)
+        self.toolset = toolset
+
+    def __missing__(self, name: str) -> dspy.Tool:
+        return self.toolset.tool(name)
+
+
+def _one_of(names: tuple[str, ...]) -> type:
+    """The type of a step's `next_tool_name`. To DSPy's adapters, which describe the field to the
+    model, it is `Literal[names]`, in the same words as `dspy.ReAct`'s; when they parse the
+    model's answer, any text is a name (one that is no tool is then answered by the router)."""
+    literal = Literal[names]  # type: ignore[valid-type]
+
+    def schema(cls: type, source: Any, handler: Any) -> core_schema.CoreSchema:
+        return core_schema.no_info_before_validator_function(_named, core_schema.str_schema())
+
+    # DSPy names a type by its `__name__` and recognises a Literal by `__origin__`/`__args__`.
+    namespace = {
+        "__origin__": Literal,
+        "__args__": names,
+        "__get_pydantic_core_schema__": classmethod(schema),
+    }
+    return type(str(get_annotation_name(literal)), (), namespace)
+
+
+def _named(value: Any) -> str:
+    """The name the model wrote, less what DSPy strips from a Literal's value."""
+    if not isinstance(value, str):
+        return json.dumps(value)  # `true`, `3`: the adapter read the text as JSON
+    text = value.strip()
+    if text.startswith(("Literal[", "str[")) and text.endswith("]"):
+        text = text[text.find("[") + 1 : -1]
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1]
+    return text

@@ -8,7 +8,7 @@ act (a peer joins) when the LM takes its next answer. DSPy awaits on asyncio: as
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,3 +176,101 @@ def test_copies_of_the_program_share_the_live_tools(caplog: pytest.LogCaptureFix
 
     assert observations(prediction)[0] == "docs/architecture.md: tools are published as peer__tool."
     assert "docs__search" not in agent.tools  # the original refreshes on its own next step
+
+
+GONE = "Error: 'docs__search' is not available now: peer 'docs' left. Call only the functions offered now."
+
+
+def gone_and_unknown(leave: Callable[[], Any]) -> Iterator[dict[str, Any]]:
+    """A model that calls docs__search, names it again once docs left, then names a tool that
+    never was, and finishes."""
+    yield step("docs__search", query="install")
+    leave()  # while the second step is chosen
+    yield step("docs__search", query="names")
+    yield step("weather__nowcast", city="Oslo")
+    yield from finish("Snow.")
+
+
+def assert_answered_by_the_router(prediction: dspy.Prediction, lm: DummyLM) -> None:
+    found, gone, unknown, done = observations(prediction)
+    assert "python3 dev.py demo" in found
+    assert gone == GONE
+    assert unknown.startswith("Error:") and "weather__nowcast" in unknown and "weather__forecast" in unknown
+    assert (done, prediction.answer) == ("Completed.", "Snow.")
+    assert unknown in prompt(lm, 3)  # the next step reads it
+    # The choice the model is given is DSPy's own, of the tools there are at each step.
+    choices = [choice(prompt(lm, index)) for index in range(4)]
+    assert "docs__search" in choices[1]  # docs left while this step was being chosen
+    assert choices[2] == choices[3] == "weather__forecast; weather__alerts; finish"
+
+
+def choice(text: str) -> str:
+    """The tools a step's prompt says `next_tool_name` must be one of."""
+    [line] = [line for line in text.splitlines() if line.startswith("{next_tool_name}")]
+    return line.split("one of: ")[1]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_tool_that_left_or_never_was_is_the_routers_observation(backend: str) -> None:
+    with sync.Router(backend=backend, **ROUTER_OPTIONS) as router:
+        router.join("weather", weather_station())
+        router.join("docs", docs_library())
+        lm = DummyLM([])
+        lm.answers = gone_and_unknown(lambda: router.leave("docs"))
+        with dspy.context(lm=lm):
+            prediction = DSPyTools(router).react("question -> answer")(question="Install, then Oslo?")
+
+    assert_answered_by_the_router(prediction, lm)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_acall_a_tool_that_left_or_never_was_is_the_routers_observation(anyio_backend: str) -> None:
+    async with Router(**ROUTER_OPTIONS) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        await router.join("docs", InProcessPeer(docs_library()))
+        agent = DSPyTools(router).react("question -> answer")  # made while docs is here
+        await router.leave("docs")
+        lm = DummyLM(
+            [step("docs__search", query="names"), step("weather__nowcast", city="Oslo"), *finish("Snow.")]
+        )
+        with dspy.context(lm=lm):
+            prediction = await agent.acall(question="Install, then Oslo?")
+
+    gone, unknown, done = observations(prediction)
+    assert gone == GONE
+    assert unknown.startswith("Error:") and "weather__nowcast" in unknown and "weather__forecast" in unknown
+    assert (done, prediction.answer) == ("Completed.", "Snow.")
+    assert gone in prompt(lm, 1) and unknown in prompt(lm, 2)
+    assert choice(prompt(lm, 0)) == "weather__forecast; weather__alerts; finish"
+
+
+def test_the_step_prompt_is_dspys_own() -> None:
+    """What RouterReAct changes of a step (any name parses) does not change what the model reads."""
+    with sync.Router(**ROUTER_OPTIONS) as router:
+        router.join("weather", weather_station())
+        toolset = DSPyTools(router)
+        sent = []
+        for agent in (toolset.react("question -> answer"), dspy.ReAct("question -> answer", toolset.tools())):
+            lm = DummyLM(finish("Snow."))
+            with dspy.context(lm=lm):
+                agent(question="Oslo?")
+            sent.append(lm.history[0]["messages"])
+
+    ours, theirs = sent
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("adapter", ["ChatAdapter", "JSONAdapter", "XMLAdapter"])
+def test_every_adapter_reads_a_name_that_is_no_tool_as_a_name(adapter: str) -> None:
+    with sync.Router(**ROUTER_OPTIONS) as router:
+        router.join("weather", weather_station())
+        agent = DSPyTools(router).react("question -> answer")
+        chosen = getattr(dspy, adapter)()
+        lm = DummyLM([step("weather__nowcast", city="Oslo"), step("true"), *finish("x")], adapter=chosen)
+        with dspy.context(lm=lm, adapter=chosen):
+            prediction = agent(question="Oslo?")
+        agent.load_state(agent.dump_state())  # as an optimizer saves and loads it
+
+    nowcast, true, done = observations(prediction)
+    assert nowcast.startswith("Error: there is no tool named 'weather__nowcast'. Did you mean")
+    assert true.startswith("Error: there is no tool named 'true'") and done == "Completed."
