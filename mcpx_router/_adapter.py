@@ -440,6 +440,12 @@ class OpenAIPeerToolAdapter:
             raise UnknownToolError(f"no tool is published as {name!r}", name=name)
         return tool.key
 
+    def why_unknown(self, name: str) -> str:
+        """What a call to `name` is answered with when no tool is published under it, without the
+        `Error: ` a call's text starts with: why it went away (its peer left, ...) or the close
+        names. Nothing is called; a name published now gets the same words as one that never was."""
+        return self._catalogue.why_unknown(name)
+
     def public_name(self, peer_id: str, tool: str) -> str:
         """The public name of `peer_id`'s tool `tool`; raise UnknownToolError if it is not published."""
         for entry in self._catalogue.tools_of(peer_id):

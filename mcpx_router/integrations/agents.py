@@ -8,8 +8,18 @@ Example:
 
     async with Router() as router:
         await router.join("time", StdioPeer("uvx", ["mcp-server-time"]))
-        agent = Agent(name="assistant", mcp_servers=[RouterMCPServer(router)])
-        result = await Runner.run(agent, "What time is it in Oslo?")
+        server = RouterMCPServer(router)
+        agent = Agent(name="assistant", mcp_servers=[server])
+        result = await Runner.run(
+            agent,
+            "What time is it in Oslo?",
+            # a name this turn did not offer (its peer left) is answered with the Router's reason
+            # instead of ending the run with ModelBehaviorError
+            run_config=RunConfig(
+                tool_not_found_behavior="return_error_to_model",
+                tool_error_formatter=server.tool_error_formatter,
+            ),
+        )
     ```
 
 The SDK asks its MCP servers for their tools before every model call (this server keeps no
@@ -34,6 +44,7 @@ from ._offered import media_blocks, offered_tools
 if TYPE_CHECKING:
     from agents.agent import AgentBase
     from agents.mcp.server import RequireApprovalSetting
+    from agents.run_config import ToolErrorFormatterArgs
     from agents.run_context import RunContextWrapper
     from agents.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
 
@@ -108,6 +119,22 @@ class RouterMCPServer(MCPServer):
     ) -> mt.CallToolResult:
         """Call a tool by its public name through the Router; what fails is answered, not raised."""
         return call_tool_result(await self.source.call(tool_name, arguments))
+
+    async def tool_error_formatter(self, error: ToolErrorFormatterArgs[Any]) -> str | None:
+        """For `RunConfig(tool_error_formatter=...)`, beside `tool_not_found_behavior=
+        "return_error_to_model"`: a call to a name the turn did not offer is answered with what
+        the Router answers such a call with (why the tool went away, or the close names) in
+        place of the SDK's `Tool 'x' not found.`; nothing is called. Other errors keep the SDK's
+        own message (None)."""
+        if error.kind != "tool_not_found":
+            return None
+        name = error.tool_name
+        if any(tool.name == name for tool in self.source.tools):  # published, not offered this turn
+            return (
+                f"Error: {name!r} was not offered in this turn, so it was not called. "
+                "Call only the functions offered now."
+            )
+        return f"Error: {self.source.why_unknown(name)}"
 
     async def list_prompts(self) -> mt.ListPromptsResult:
         """The Router's prompts, under their public names (none for a bare adapter)."""

@@ -88,6 +88,10 @@ class BlockingCalls:
         """The (peer, tool) published under a public name; raise UnknownToolError if none is."""
         return self._loop.call(self._loop.value.resolve, name)
 
+    def why_unknown(self, name: str) -> str:
+        """What a call to an unpublished `name` is answered with (see the adapter's `why_unknown`)."""
+        return self._loop.call(self._loop.value.why_unknown, name)
+
     def public_name(self, peer_id: str, tool: str) -> str:
         """The public name of `peer_id`'s tool `tool`; raise UnknownToolError if it is not published."""
         return self._loop.call(self._loop.value.public_name, peer_id, tool)

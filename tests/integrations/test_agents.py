@@ -308,3 +308,82 @@ def test_an_outcome_as_a_call_tool_result(outcome: Outcome, content: list[Any], 
     result = call_tool_result(outcome)
     texts = [block.text if isinstance(block, mt.TextContent) else block for block in result.content]
     assert (texts, result.is_error) == (content, is_error)
+
+
+def answering(server: RouterMCPServer) -> RunConfig:
+    """The run config that has a name the turn did not offer answered with the Router's reason."""
+    return RunConfig(
+        tracing_disabled=True,
+        tool_not_found_behavior="return_error_to_model",
+        tool_error_formatter=server.tool_error_formatter,
+    )
+
+
+async def test_a_call_to_a_tool_that_left_or_never_was_is_answered_with_the_routers_reason() -> None:
+    gone = (
+        "Error: 'docs__search' is not available now: peer 'docs' left. Call only the functions offered now."
+    )
+    async with Router() as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        await router.join("docs", InProcessPeer(docs_library()))
+        server = RouterMCPServer(router)
+
+        async def first(call: ModelCall) -> Any:
+            assert "docs__search" in offered(call)
+            await router.leave("docs")  # while the model thinks: the turn's list still has it
+            return [function_call("docs__search", {"query": "install"}, call_id="c1")]
+
+        def second(call: ModelCall) -> Any:
+            assert outputs(call)["c1"] == gone  # the Router's answer to the call
+            assert "docs__search" not in offered(call)
+            return [
+                function_call("docs__search", {"query": "install"}, call_id="c2"),
+                function_call("weather__nowcast", {"city": "Oslo"}, call_id="c3"),
+            ]
+
+        def third(call: ModelCall) -> Any:
+            answers = outputs(call)
+            assert answers["c2"] == gone  # not offered this turn: the same reason, not "not found"
+            assert answers["c3"].startswith("Error: there is no tool named 'weather__nowcast'. Did you mean")
+            return [assistant_message("done")]
+
+        model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second), ModelStep.respond(third)])
+        result = await Runner.run(
+            Agent(name="a", model=model, mcp_servers=[server]), "Go", run_config=answering(server)
+        )
+        assert result.final_output == "done"
+        model.assert_complete()
+
+
+async def test_a_tool_published_but_not_offered_this_turn_is_not_called() -> None:
+    async with Router(max_tools=1, stats=True) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        server = RouterMCPServer(router)
+
+        def first(call: ModelCall) -> Any:
+            assert offered(call) == ["weather__alerts"]
+            return [function_call("weather__forecast", {"city": "Oslo"}, call_id="c1")]
+
+        def second(call: ModelCall) -> Any:
+            assert outputs(call)["c1"] == (
+                "Error: 'weather__forecast' was not offered in this turn, so it was not called. "
+                "Call only the functions offered now."
+            )
+            return [assistant_message("done")]
+
+        model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second)])
+        agent = Agent(name="a", model=model, mcp_servers=[server])
+        await Runner.run(agent, "Any storm alerts in Norway?", run_config=answering(server))
+        model.assert_complete()
+        assert sum(stats.calls for stats in router.stats().tools.values()) == 0  # no peer called
+
+
+async def test_without_the_setting_the_sdk_ends_the_run_on_a_name_not_offered() -> None:
+    """What the docs say of the SDK's default (`tool_not_found_behavior="raise_error"`)."""
+    from agents.exceptions import ModelBehaviorError
+
+    async with Router() as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        model = ScriptedModel([[function_call("docs__search", {"query": "x"}, call_id="c1")]])
+        with pytest.raises(ModelBehaviorError, match="docs__search"):
+            await run(model, router, "Go")
