@@ -22,6 +22,7 @@ from concurrent.futures import thread as futures_thread
 from types import FrameType
 from typing import Any, TypeVar
 
+import anyio
 import anyio.lowlevel
 
 __all__ = ["LoopBlocked", "call_in_loop"]
@@ -61,12 +62,18 @@ def _submit(
     """Start `call()` in the token's loop without waiting: its future, and how to withdraw it."""
     native = token.native_token
     if isinstance(native, asyncio.AbstractEventLoop):
+        if native.is_closed():
+            raise anyio.RunFinishedError
 
         async def run() -> T:
             return await call()
 
         future = asyncio.run_coroutine_threadsafe(run(), native)
-        return future, lambda: future.cancel() and None
+
+        def cancel() -> None:
+            future.cancel()  # the task, before it starts or where it awaits
+
+        return future, cancel
     return _submit_trio(native, call)
 
 
@@ -98,7 +105,10 @@ def _submit_trio(
             except trio.RunFinishedError:
                 pass
 
-    trio_token.run_sync_soon(lambda: trio.lowlevel.spawn_system_task(run, context=context))
+    try:
+        trio_token.run_sync_soon(lambda: trio.lowlevel.spawn_system_task(run, context=context))
+    except trio.RunFinishedError:
+        raise anyio.RunFinishedError from None
     return future, cancel
 
 
@@ -116,7 +126,7 @@ def _waits_on_me(waiter: int) -> bool:
     """Whether thread `waiter` is blocked waiting, directly or through other threads, on this one."""
     me = threading.get_ident()
     frames = sys._current_frames()
-    running = dict(_work_items(frames))  # id(future) -> the thread running it
+    running: dict[int, int] | None = None  # id(future) -> the thread running it, read when needed
     seen: set[int] = set()
     todo = [waiter]
     while todo:
@@ -130,7 +140,10 @@ def _waits_on_me(waiter: int) -> bool:
             if isinstance(awaited, threading.Thread):
                 if awaited.ident is not None:
                     todo.append(awaited.ident)
-            elif id(awaited) in running:
+                continue
+            if running is None:
+                running = dict(_work_items(frames))
+            if id(awaited) in running:
                 todo.append(running[id(awaited)])
     return False
 
