@@ -36,6 +36,7 @@ import dspy
 from dspy.adapters.types.tool import convert_input_schema_to_tool_args
 from dspy.adapters.utils import get_annotation_name
 from dspy.utils.callback import with_callbacks
+from dspy.utils.exceptions import AdapterParseError
 from pydantic_core import core_schema
 
 from ._router_calls import RouterCalls, ToolRouter, images_of
@@ -186,22 +187,31 @@ class RouterReAct(dspy.ReAct):  # type: ignore[misc]  # dspy ships no type infor
         )
 
     # ReAct runs each step through these two methods (sync and async): the seam where the
-    # tools are refreshed, so a step sees the tools that exist when it starts.
+    # tools are refreshed, so a step sees the tools that exist when it starts, and where a step
+    # that cannot be read ends the trajectory (ReAct's `ValueError`) instead of the program.
     def _call_with_potential_trajectory_truncation(
         self, module: Any, trajectory: Any, **input_args: Any
     ) -> Any:
-        if module is self.react:
-            self.refresh()
-        return super()._call_with_potential_trajectory_truncation(module, trajectory, **input_args)
+        call = super()._call_with_potential_trajectory_truncation
+        if module is not self.react:
+            return call(module, trajectory, **input_args)
+        self.refresh()
+        try:
+            return call(module, trajectory, **input_args)
+        except AdapterParseError as error:
+            raise _unreadable(error) from error
 
     async def _async_call_with_potential_trajectory_truncation(
         self, module: Any, trajectory: Any, **input_args: Any
     ) -> Any:
-        if module is self.react:
-            self.refresh()
-        return await super()._async_call_with_potential_trajectory_truncation(
-            module, trajectory, **input_args
-        )
+        call = super()._async_call_with_potential_trajectory_truncation
+        if module is not self.react:
+            return await call(module, trajectory, **input_args)
+        self.refresh()
+        try:
+            return await call(module, trajectory, **input_args)
+        except AdapterParseError as error:
+            raise _unreadable(error) from error
 
 
 class _ToolsByName(dict[str, dspy.Tool]):
@@ -213,6 +223,13 @@ class _ToolsByName(dict[str, dspy.Tool]):
 
     def __missing__(self, name: str) -> dspy.Tool:
         return self.toolset.tool(name)
+
+
+def _unreadable(error: AdapterParseError) -> ValueError:
+    """What ReAct's loop catches to end a trajectory, for a step whose fields could not be read
+    (its arguments not an object, a field missing): the answer is then extracted from the steps
+    so far, as when the model picks no valid tool."""
+    return ValueError(f"the model's step could not be read ({error.adapter_name}): {error.lm_response!r}")
 
 
 def _one_of(names: tuple[str, ...]) -> type:

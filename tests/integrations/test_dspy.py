@@ -274,3 +274,23 @@ def test_every_adapter_reads_a_name_that_is_no_tool_as_a_name(adapter: str) -> N
     nowcast, true, done = observations(prediction)
     assert nowcast.startswith("Error: there is no tool named 'weather__nowcast'. Did you mean")
     assert true.startswith("Error: there is no tool named 'true'") and done == "Completed."
+
+
+def test_a_step_that_cannot_be_read_ends_the_trajectory_not_the_program(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    unreadable = {
+        "next_thought": "x",
+        "next_tool_name": "weather__forecast",
+        "next_tool_args": "[[not an object",
+    }
+    with sync.Router(**ROUTER_OPTIONS) as router:
+        router.join("weather", weather_station())
+        # DSPy's ChatAdapter asks again in JSON: the model answers the same both times.
+        lm = DummyLM([step("weather__forecast", city="Oslo"), unreadable, unreadable, finish("Snow.")[1]])
+        with dspy.context(lm=lm):
+            prediction = DSPyTools(router).react("question -> answer")(question="Oslo?")
+
+    assert observations(prediction) == ["Oslo: snow, 3°C, for the next 3 day(s)"]
+    assert prediction.answer == "Snow."  # extracted from the steps so far
+    assert "the model's step could not be read" in caplog.text
