@@ -19,7 +19,19 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from . import bench_router, catalogue, dispatch, facade, gateway, groups, growth, imports, names, tracing
+from . import (
+    bench_router,
+    catalogue,
+    dispatch,
+    facade,
+    gateway,
+    groups,
+    growth,
+    imports,
+    loop_calls,
+    names,
+    tracing,
+)
 from ._common import Row, Settings, machine, print_table, revision
 
 BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
@@ -31,6 +43,7 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     imports.NAME: imports.run,
     tracing.NAME: tracing.run,
     facade.NAME: facade.run,
+    loop_calls.NAME: loop_calls.run,
     gateway.NAME: gateway.run,
     groups.NAME: groups.run,
 }

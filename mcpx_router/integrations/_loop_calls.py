@@ -29,7 +29,7 @@ __all__ = ["LoopBlocked", "call_in_loop"]
 
 T = TypeVar("T")
 
-_FIRST_LOOK, _LONGEST_LOOK = 0.002, 0.2
+_FIRST_LOOK, _LONGEST_LOOK = 0.05, 0.5
 """Seconds between two looks at the loop's thread while a call waits (doubling up to the longest)."""
 
 
@@ -47,9 +47,11 @@ def call_in_loop(
     future, cancel = _submit(token, call)
     pause = _FIRST_LOOK
     while True:
-        done, _ = concurrent.futures.wait([future], timeout=pause)
-        if done:
-            return future.result()
+        try:
+            return future.result(timeout=pause)
+        except TimeoutError:
+            if future.done():  # the call's own TimeoutError, or it ended as the wait did
+                return future.result()
         if _waits_on_me(loop_thread):
             cancel()
             raise LoopBlocked
