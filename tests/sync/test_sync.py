@@ -108,6 +108,7 @@ def test_the_router_surface_blocks_and_answers(backend: sync.Backend) -> None:
         assert router.resolve("calc__add") == ToolKey("calc", "add")
         assert router.public_name("calc", "add") == "calc__add"
         assert router.rejected_tools("calc") == {}
+        assert router.why_unknown("calc__ad").startswith("there is no tool named 'calc__ad'. Did you mean")
         assert router.version >= 1 and [t.name for t in router.tools] == ["calc__add", "calc__thread"]
         assert router.status("calc").healthy
         answers = router.dispatch(
