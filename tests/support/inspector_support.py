@@ -1,0 +1,84 @@
+"""Helpers for the inspector's tests: a Router with in-process peers, served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+from mcp.server.mcpserver import MCPServer
+
+from mcpx_router import InProcessPeer, Router
+from mcpx_router.inspector import Inspector, serve
+from mcpx_router.testing import weather_station
+
+WAIT = 15.0
+
+
+def counter_server(name: str = "counter") -> tuple[MCPServer, list[dict[str, Any]]]:
+    """An in-process server whose `record` tool keeps every call's arguments (to see whether it ran),
+    with a nested argument, an array, an enum and a default; and a tool that fails."""
+    server = MCPServer(name)
+    calls: list[dict[str, Any]] = []
+
+    @server.tool()
+    def record(
+        label: str, point: dict[str, int], tags: list[str], mode: str = "fast", repeat: int = 1
+    ) -> str:
+        """Record a labelled point."""
+        calls.append({"label": label, "point": point, "tags": tags, "mode": mode, "repeat": repeat})
+        return f"recorded {label} at {point.get('x')},{point.get('y')} with {len(tags)} tags ({mode})"
+
+    @server.tool()
+    def broken(reason: str) -> str:
+        """Always fails."""
+        raise ValueError(f"broken: {reason}")
+
+    return server, calls
+
+
+@asynccontextmanager
+async def inspected(
+    *, stats: bool = True, **options: Any
+) -> AsyncIterator[tuple[Router, Inspector, str, list[dict[str, Any]]]]:
+    """A Router with the weather station and the counter joined, its inspector served; yields the
+    Router, the inspector, the URL it prints (with the token) and the counter's calls."""
+    server, calls = counter_server()
+    async with Router(stats=stats) as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        await router.join("counter", InProcessPeer(server))
+        async with serve(router, **options) as (inspector, url):
+            yield router, inspector, url, calls
+
+
+def base_of(url: str) -> str:
+    return url.split("?", 1)[0].rstrip("/")
+
+
+@asynccontextmanager
+async def session(url: str) -> AsyncIterator[httpx2.AsyncClient]:
+    """A client that has opened the printed URL: it holds the session cookie."""
+    async with httpx2.AsyncClient(base_url=base_of(url), timeout=WAIT) as client:
+        first = await client.get(url)
+        assert first.status_code == 303, first.text
+        yield client
+
+
+async def sse_events(client: httpx2.AsyncClient, path: str, count: int) -> list[dict[str, Any]]:
+    """The first `count` data events of an SSE stream (JSON), read as the page's EventSource would."""
+    events: list[dict[str, Any]] = []
+    with anyio.fail_after(WAIT):
+        async with client.stream("GET", path) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    data = json.loads(line.removeprefix("data: "))
+                    if "type" in data:
+                        events.append(data)
+                        if len(events) >= count:
+                            break
+    return events
