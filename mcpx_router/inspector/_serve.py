@@ -8,7 +8,6 @@ from typing import Any
 
 from .._adapter import OpenAIPeerToolAdapter
 from .._errors import UsageError
-from ..mcpx._serve import serve_asgi
 from ..peers._router import Router
 from ..peers._topic_peers import TopicMembership
 from ._app import Inspector
@@ -35,6 +34,8 @@ async def serve(
             await anyio.sleep_forever()
         ```
     """
+    from ..mcpx._serve import serve_asgi  # Hypercorn: loaded only to serve, not to mount
+
     if not 0 <= port <= 65535:
         raise UsageError(f"port must be 0 to 65535, not {port!r}")
     inspector = Inspector(target, read_only=read_only, topic=topic, **options)

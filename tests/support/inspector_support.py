@@ -9,6 +9,8 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as mt
+from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
 from mcpx_router import InProcessPeer, Router
@@ -36,6 +38,15 @@ def counter_server(name: str = "counter") -> tuple[MCPServer, list[dict[str, Any
     def broken(reason: str) -> str:
         """Always fails."""
         raise ValueError(f"broken: {reason}")
+
+    @server.prompt()
+    def summarise(text: str) -> str:
+        """Summarise a text."""
+        return f"Summarise: {text}"
+
+    @server.resource("memo://today", description="Today's memo")
+    def memo() -> str:
+        return "nothing planned"
 
     return server, calls
 
@@ -82,3 +93,33 @@ async def sse_events(client: httpx2.AsyncClient, path: str, count: int) -> list[
                         if len(events) >= count:
                             break
     return events
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+
+def odd_server() -> Server[Any]:
+    """A low-level server: `snapshot` answers with text and an image; `listy`, whose input schema
+    no 2020-12 form can say, is held back by the adapter."""
+
+    async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        return mt.ListToolsResult(
+            tools=[
+                mt.Tool(name="snapshot", description="A picture.", input_schema={"type": "object"}),
+                mt.Tool(
+                    name="listy",
+                    description="A draft-3 schema: `required: true` on a property.",
+                    input_schema={
+                        "type": "object",
+                        "properties": {"q": {"type": "string", "required": True}},
+                    },
+                ),
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        return mt.CallToolResult(
+            content=[mt.TextContent(text="a dot"), mt.ImageContent(data=PNG, mime_type="image/png")]
+        )
+
+    return Server("odd", on_list_tools=list_tools, on_call_tool=call_tool)
