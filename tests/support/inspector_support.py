@@ -78,22 +78,6 @@ async def session(url: str) -> AsyncIterator[httpx2.AsyncClient]:
         yield client
 
 
-async def sse_events(client: httpx2.AsyncClient, path: str, count: int) -> list[dict[str, Any]]:
-    """The first `count` data events of an SSE stream (JSON), read as the page's EventSource would."""
-    events: list[dict[str, Any]] = []
-    with anyio.fail_after(WAIT):
-        async with client.stream("GET", path) as response:
-            assert response.status_code == 200
-            assert response.headers["content-type"].startswith("text/event-stream")
-            async for line in response.aiter_lines():
-                if line.startswith("data: "):
-                    data = json.loads(line.removeprefix("data: "))
-                    if "type" in data:
-                        events.append(data)
-                        if len(events) >= count:
-                            break
-    return events
-
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
@@ -123,3 +107,50 @@ def odd_server() -> Server[Any]:
         )
 
     return Server("odd", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+class Page:
+    """An open event stream of the inspector, read in the background as the page's EventSource
+    reads it: the events so far in `events`, `ready` set once the stream said hello."""
+
+    def __init__(self, client: httpx2.AsyncClient, since: int | None = 0, headers: dict[str, str] | None = None):
+        self._client = client
+        self._path = "/api/events" if since is None else f"/api/events?since={since}"
+        self._headers = headers or {}
+        self.events: list[dict[str, Any]] = []
+        self.ready = anyio.Event()
+
+    async def run(self) -> None:
+        async with self._client.stream("GET", self._path, headers=self._headers) as response:
+            assert response.status_code == 200
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    data = json.loads(line.removeprefix("data: "))
+                    if "type" in data:
+                        self.events.append(data)
+                    else:
+                        self.ready.set()
+
+    async def wait_for(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """The first event of `kind` with these fields; fail after WAIT seconds."""
+        with anyio.fail_after(WAIT):
+            while True:
+                for event in self.events:
+                    if event["type"] == kind and all(event.get(k) == v for k, v in fields.items()):
+                        return event
+                await anyio.sleep(0.01)
+
+    def types(self) -> list[str]:
+        return [event["type"] for event in self.events]
+
+
+@asynccontextmanager
+async def page(client: httpx2.AsyncClient, since: int | None = 0, **options: Any) -> AsyncIterator[Page]:
+    """A page listening for the block."""
+    opened = Page(client, since, **options)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(opened.run)
+        with anyio.fail_after(WAIT):
+            await opened.ready.wait()
+        yield opened
+        tg.cancel_scope.cancel()
