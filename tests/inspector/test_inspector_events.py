@@ -17,6 +17,7 @@ from mcpx_router.mcpx._serve import serve_asgi
 from mcpx_router.testing import search_agent, weather_station
 
 from ..support.inspector_support import inspected, page, session
+from ..support.mcpx_support import eventually
 from ..support.router_support import ABANDONED_HTTP_STREAMS, growing_server, tiny
 
 pytestmark = [pytest.mark.anyio, *ABANDONED_HTTP_STREAMS]
@@ -107,9 +108,7 @@ async def test_the_router_pays_nothing_while_no_page_listens() -> None:
         assert inspector.feed.seq == 0
         async with page(client):
             assert len(streams) == 1
-        with anyio.fail_after(5):
-            while streams:
-                await anyio.sleep(0.01)
+        await eventually(lambda: not streams)
 
 
 async def test_a_bare_adapters_hook_is_chained_while_a_page_listens_and_put_back_after() -> None:
@@ -128,9 +127,7 @@ async def test_a_bare_adapters_hook_is_chained_while_a_page_listens_and_put_back
                     await adapter.call("weather__alerts", {"region": "Norway"})
                     call = await live.wait_for("CallFinished", peer="weather")
                     assert call["tool"] == "alerts"
-                with anyio.fail_after(5):
-                    while adapter.on_event is not hook:
-                        await anyio.sleep(0.01)
+                await eventually(lambda: adapter.on_event is hook)
             assert len(seen) == 1  # the host's own callback still had the call
 
 
