@@ -135,9 +135,9 @@ class Inspector:
 
     async def _select(self, request: Request) -> Response:
         query = request.query_params.get("q", "")
-        given = request.query_params.get("max_tools") or None
+        given = request.query_params.get("max_tools") or ""
         try:
-            max_tools = None if given is None else int(given)
+            max_tools = int(given) if given else None
         except ValueError:
             return _problem(400, f"max_tools must be a whole number, not {given[:20]!r}")
         if max_tools is not None and max_tools < 1:
