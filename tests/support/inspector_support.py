@@ -5,19 +5,27 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import httpx2
 import mcp_types as mt
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel
 
 from mcpx_router import InProcessPeer, Router
 from mcpx_router.inspector import Inspector, serve
 from mcpx_router.testing import weather_station
 
 WAIT = 15.0
+
+
+class Point(BaseModel):
+    """A point on the plane."""
+
+    x: int
+    y: int
 
 
 def counter_server(name: str = "counter") -> tuple[MCPServer, list[dict[str, Any]]]:
@@ -28,11 +36,13 @@ def counter_server(name: str = "counter") -> tuple[MCPServer, list[dict[str, Any
 
     @server.tool()
     def record(
-        label: str, point: dict[str, int], tags: list[str], mode: str = "fast", repeat: int = 1
+        label: str, point: Point, tags: list[str], mode: Literal["fast", "slow"] = "fast", repeat: int = 1
     ) -> str:
         """Record a labelled point."""
-        calls.append({"label": label, "point": point, "tags": tags, "mode": mode, "repeat": repeat})
-        return f"recorded {label} at {point.get('x')},{point.get('y')} with {len(tags)} tags ({mode})"
+        calls.append(
+            {"label": label, "point": point.model_dump(), "tags": tags, "mode": mode, "repeat": repeat}
+        )
+        return f"recorded {label} at {point.x},{point.y} with {len(tags)} tags ({mode})"
 
     @server.tool()
     def broken(reason: str) -> str:
@@ -78,7 +88,6 @@ async def session(url: str) -> AsyncIterator[httpx2.AsyncClient]:
         yield client
 
 
-
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 
@@ -113,7 +122,9 @@ class Page:
     """An open event stream of the inspector, read in the background as the page's EventSource
     reads it: the events so far in `events`, `ready` set once the stream said hello."""
 
-    def __init__(self, client: httpx2.AsyncClient, since: int | None = 0, headers: dict[str, str] | None = None):
+    def __init__(
+        self, client: httpx2.AsyncClient, since: int | None = 0, headers: dict[str, str] | None = None
+    ):
         self._client = client
         self._path = "/api/events" if since is None else f"/api/events?since={since}"
         self._headers = headers or {}

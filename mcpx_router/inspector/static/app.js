@@ -43,7 +43,7 @@ function selectTab(tab) {
     document.getElementById(other.getAttribute("aria-controls")).hidden = !chosen;
   }
   if (tab.id === "tab-model") loadModel();
-  if (tab.id === "tab-events") drawChart();
+  if (tab.id === "tab-events") { renderEvents(); drawChart(); }
 }
 
 function setupTabs() {
@@ -381,7 +381,27 @@ function drawChart() {
       line.setAttribute("stroke-width", "2");
       line.setAttribute("points", state.calls.filter((c) => c.peer === peer).map((c) => `${x(c.at).toFixed(1)},${y(c.ms).toFixed(1)}`).join(" "));
       svg.append(line);
+      for (const c of state.calls.filter((call) => call.peer === peer)) {
+        const dot = document.createElementNS(ns, "circle");
+        dot.setAttribute("cx", x(c.at).toFixed(1));
+        dot.setAttribute("cy", y(c.ms).toFixed(1));
+        dot.setAttribute("r", "3");
+        dot.setAttribute("fill", COLOURS[i % COLOURS.length]);
+        const title = document.createElementNS(ns, "title");
+        title.textContent = `${peer}: ${fmtMs(c.ms)} at ${new Date(c.at * 1000).toLocaleTimeString()}`;
+        dot.append(title);
+        svg.append(dot);
+      }
     });
+    for (const [label, at] of [[`−${CHART_SECONDS / 60} min`, now - CHART_SECONDS], ["now", now]]) {
+      const tick = document.createElementNS(ns, "text");
+      tick.setAttribute("x", String(Math.min(x(at), 965)));
+      tick.setAttribute("y", "218");
+      tick.setAttribute("font-size", "11");
+      tick.setAttribute("fill", "currentColor");
+      tick.textContent = label;
+      svg.append(tick);
+    }
     $("#chart").replaceChildren(svg);
     $("#chart").setAttribute("aria-label", `call latency per peer over the last ${CHART_SECONDS / 60} minutes; ` +
       `${state.calls.length} calls; highest ${fmtMs(max)}`);
@@ -407,7 +427,9 @@ function listen() {
     const e = JSON.parse(message.data);
     state.events.push(e);
     if (state.events.length > 5000) state.events.splice(0, state.events.length - 5000);
-    if ((e.type === "CallFinished" || e.type === "TryCall") && e.peer) {
+    // With statistics kept, a call from the page is a CallFinished too: draw it once.
+    const drawn = e.type === "CallFinished" || (e.type === "TryCall" && !(state.overview && state.overview.stats_kept));
+    if (drawn && e.peer) {
       state.calls.push({ at: e.at, peer: e.peer, ms: e.ms });
       if (!$("#events").hidden) drawChart();
     }
