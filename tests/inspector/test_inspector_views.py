@@ -139,7 +139,10 @@ async def test_a_call_shows_what_the_model_reads_beside_the_raw_result() -> None
         await router.join("odd", InProcessPeer(odd_server()))
         detail = (await client.get("/api/tool", params={"name": "counter__record"})).json()
         schema = detail["input_schema"]
-        assert schema["properties"]["point"]["type"] == "object"
+        point = schema["properties"]["point"]
+        nested = schema["$defs"][point["$ref"].rsplit("/", 1)[1]] if "$ref" in point else point
+        assert set(nested["properties"]) == {"x", "y"}
+        assert schema["properties"]["mode"]["enum"] == ["fast", "slow"]
         # The default shows: the peer's own `default`, or (where the conversion stands in for the
         # peer's schema) the sentence the conversion writes into the description.
         mode = schema["properties"]["mode"]
