@@ -190,9 +190,14 @@ class SSEEndpoint:
                     await chunk(
                         f"data: {json.dumps({'type': 'Dropped', 'count': missed, 'seq': cursor})}\n\n"
                     )
-                for entry in entries:
-                    await chunk(f"id: {entry['seq']}\ndata: {json.dumps(entry, ensure_ascii=False)}\n\n")
-                    cursor = entry["seq"]
+                if entries:  # what came while the last write was going out, in one write
+                    await chunk(
+                        "".join(
+                            f"id: {entry['seq']}\ndata: {json.dumps(entry, ensure_ascii=False)}\n\n"
+                            for entry in entries
+                        )
+                    )
+                    cursor = entries[-1]["seq"]
                 with anyio.move_on_after(KEEPALIVE) as idle:
                     await feed.wait(cursor)
                 if idle.cancelled_caught:
