@@ -28,6 +28,10 @@ __all__ = ["Feed", "SSEEndpoint", "as_json"]
 
 KEEPALIVE = 15.0
 """Seconds between comments on an idle event stream, so that a dead connection is noticed."""
+GATHER = 0.05
+"""Seconds a page's stream waits after an event for more to send with it: at most about twenty
+writes a second per page, however many calls the Router makes (a write costs the Router's loop
+far more than keeping an event does)."""
 
 
 def as_json(value: Any) -> Any:
@@ -202,6 +206,8 @@ class SSEEndpoint:
                     await feed.wait(cursor)
                 if idle.cancelled_caught:
                     await chunk(": keepalive\n\n")
+                else:  # gather what follows for a moment: one write for a burst, not one per event
+                    await anyio.sleep(GATHER)
 
         async with self._feed.listening(), anyio.create_task_group() as tg:
             tg.start_soon(deliver)
