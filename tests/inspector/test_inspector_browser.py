@@ -66,7 +66,14 @@ async def test_every_view_in_a_real_browser(tmp_path: Path) -> None:
                 card = page.locator(f'article[data-peer="{peer}"]')
                 await expect(card.locator(".badge")).to_have_text("connected", timeout=WAIT_MS)
                 await expect(card).to_contain_text(kind)
-            await expect(page.locator('article[data-peer="weather"]')).to_contain_text("p50")
+            weather = page.locator('article[data-peer="weather"]')
+            await expect(weather).to_contain_text("p50")
+            # A section opened stays open when the page refreshes the card (a call makes it).
+            await weather.get_by_text("tools (2)").click()
+            await expect(weather.get_by_text("weather__alerts")).to_be_visible()
+            await router.call("weather__alerts", {"region": "Norway"})
+            await expect(weather.locator(".metrics")).to_contain_text("calls2", timeout=WAIT_MS)
+            await expect(weather.get_by_text("weather__alerts")).to_be_visible()
             await _shot(page, "peers", tmp_path)
 
             # 2. The model's view, the names, a request's offer

@@ -83,11 +83,29 @@ async function loadOverview() {
 
 function metric(label, value) { return el("div", {}, el("span", { text: label }), value); }
 
+const openSections = new Set();
+
+// A <details> whose body is built only while it is open (a peer may have thousands of tools),
+// and which stays open across the page's refreshes.
+function section(key, summary, build, { open = false, class: kind = null } = {}) {
+  const details = el("details", {}, el("summary", { text: summary, class: kind }));
+  const fill = () => { if (details.open && details.children.length === 1) details.append(build()); };
+  if (openSections.has(key) || (open && !openSections.has(`closed:${key}`))) details.open = true;
+  details.addEventListener("toggle", () => {
+    if (details.open) { openSections.add(key); openSections.delete(`closed:${key}`); }
+    else { openSections.delete(key); openSections.add(`closed:${key}`); }
+    fill();
+  });
+  fill();
+  return details;
+}
+
 function renderPeers(view) {
   const cards = view.peers.map((peer) => {
     const stats = peer.stats;
     const errors = stats ? Object.values(stats.errors).reduce((a, b) => a + b, 0) : null;
     const held = Object.entries(peer.held_back);
+    const key = (what) => `${peer.id}\u0000${what}`;
     return el("article", { class: "peer", "data-peer": peer.id, "aria-label": `peer ${peer.id}` },
       el("h3", {}, peer.id,
         el("span", { class: `badge state-${peer.state}`, text: peer.state }),
@@ -104,16 +122,17 @@ function renderPeers(view) {
         metric("reputation", stats ? stats.score.toFixed(2) + (stats.healthy ? "" : " (unhealthy)") : "–")),
       stats && stats.last_failure
         ? el("p", { class: "error", text: `last failure (${stats.last_failure.kind}): ${stats.last_failure.message}` }) : null,
-      el("details", {}, el("summary", { text: `tools (${peer.tools.length})` }),
-        el("ul", {}, peer.tools.map((t) => el("li", {}, el("code", { text: t.name }),
-          t.name !== t.tool ? el("span", { class: "muted", text: ` (${t.tool})` }) : null,
-          t.strict ? el("span", { class: "muted", text: " strict" }) : null)))),
-      held.length ? el("details", { open: true }, el("summary", { class: "error", text: `held back (${held.length})` }),
-        el("ul", {}, held.map(([tool, why]) => el("li", {}, el("code", { text: tool }), `: ${why}`)))) : null,
-      peer.prompts.length ? el("details", {}, el("summary", { text: `prompts (${peer.prompts.length})` }),
-        el("ul", {}, peer.prompts.map((p) => el("li", {}, el("code", { text: p.name }), ` ${p.description}`)))) : null,
-      peer.resources.length ? el("details", {}, el("summary", { text: `resources (${peer.resources.length})` }),
-        el("ul", {}, peer.resources.map((r) => el("li", {}, el("code", { text: r.uri }), ` ${r.description}`)))) : null);
+      section(key("tools"), `tools (${peer.tools.length})`, () => el("ul", {}, peer.tools.map((t) => el("li", {},
+        el("code", { text: t.name }),
+        t.name !== t.tool ? el("span", { class: "muted", text: ` (${t.tool})` }) : null,
+        t.strict ? el("span", { class: "muted", text: " strict" }) : null)))),
+      held.length ? section(key("held"), `held back (${held.length})`,
+        () => el("ul", {}, held.map(([tool, why]) => el("li", {}, el("code", { text: tool }), `: ${why}`))),
+        { open: true, class: "error" }) : null,
+      peer.prompts.length ? section(key("prompts"), `prompts (${peer.prompts.length})`,
+        () => el("ul", {}, peer.prompts.map((p) => el("li", {}, el("code", { text: p.name }), ` ${p.description}`)))) : null,
+      peer.resources.length ? section(key("resources"), `resources (${peer.resources.length})`,
+        () => el("ul", {}, peer.resources.map((r) => el("li", {}, el("code", { text: r.uri }), ` ${r.description}`)))) : null);
   });
   $("#peer-list").replaceChildren(...(cards.length ? cards : [el("p", { class: "muted", text: "no peers" })]));
 }
@@ -274,13 +293,20 @@ function buildField(name, raw, root, required, onChange) {
 }
 
 let currentForm = null;
-async function loadForm() {
+let formLoading = null;
+async function loadForm(force = false) {
   const name = $("#call-tool").value.trim();
-  if (!name) return;
+  // The input's change and the button both ask: build a tool's form once, not over what was typed
+  // (the button builds it afresh when asked again).
+  if (!name || formLoading === name || (!force && currentForm && currentForm.tool === name)) return;
+  formLoading = name;
   let tool;
   try { tool = await api(`api/tool?name=${encodeURIComponent(name)}`); } catch (error) {
     $("#call-description").textContent = error.message; return;
+  } finally {
+    if (formLoading === name) formLoading = null;
   }
+  if ($("#call-tool").value.trim() !== name) return;  // another tool was picked meanwhile
   $("#call-description").textContent = `${tool.peer ? `${tool.peer} / ${tool.tool}` : "group"}: ${tool.description}`;
   const schema = tool.input_schema || {};
   const sync = () => { if (currentForm) $("#call-json").value = JSON.stringify(currentForm.get() || {}, null, 2); };
@@ -444,8 +470,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#format").addEventListener("change", renderModel);
   $("#names-filter").addEventListener("input", renderNames);
   $("#select-form").addEventListener("submit", rank);
-  $("#call-load").addEventListener("click", loadForm);
-  $("#call-tool").addEventListener("change", loadForm);
+  $("#call-load").addEventListener("click", () => loadForm(true));
+  $("#call-tool").addEventListener("change", () => loadForm(false));
   $("#call-form").addEventListener("submit", sendCall);
   for (const input of document.querySelectorAll("#event-filter input")) input.addEventListener("input", renderEvents);
   document.querySelector('[role="tab"]').addEventListener("click", loadOverview);
