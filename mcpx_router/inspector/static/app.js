@@ -294,11 +294,10 @@ function buildField(name, raw, root, required, onChange) {
 
 let currentForm = null;
 let formLoading = null;
-async function loadForm(force = false) {
+async function loadForm() {
   const name = $("#call-tool").value.trim();
-  // The input's change and the button both ask: build a tool's form once, not over what was typed
-  // (the button builds it afresh when asked again).
-  if (!name || formLoading === name || (!force && currentForm && currentForm.tool === name)) return;
+  // The input's change and the button both ask: build a tool's form once, not over what was typed.
+  if (!name || formLoading === name || (currentForm && currentForm.tool === name)) return;
   formLoading = name;
   let tool;
   try { tool = await api(`api/tool?name=${encodeURIComponent(name)}`); } catch (error) {
@@ -470,8 +469,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#format").addEventListener("change", renderModel);
   $("#names-filter").addEventListener("input", renderNames);
   $("#select-form").addEventListener("submit", rank);
-  $("#call-load").addEventListener("click", () => loadForm(true));
-  $("#call-tool").addEventListener("change", () => loadForm(false));
+  $("#call-load").addEventListener("click", loadForm);
+  $("#call-tool").addEventListener("change", loadForm);
   $("#call-form").addEventListener("submit", sendCall);
   for (const input of document.querySelectorAll("#event-filter input")) input.addEventListener("input", renderEvents);
   document.querySelector('[role="tab"]').addEventListener("click", loadOverview);
