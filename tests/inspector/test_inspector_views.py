@@ -3,6 +3,7 @@ panel of the page reads (peers, the model's view, the names, a request's offer, 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -225,3 +226,26 @@ async def test_a_lost_peer_shows_as_reconnecting_with_its_error() -> None:
             assert peer["tools"] == []
             assert peer["last_error"]
             assert peer["transport"]["kind"] == "stdio"
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+async def test_a_hung_peer_shows_as_hung() -> None:
+    """A stdio peer stopped (SIGSTOP) answers no health probe: the Router ends it as hung."""
+    settings: dict[str, Any] = {"health_interval": 0.2, "health_timeout": 0.3}
+    async with Router(reconnect=Reconnect(initial_delay=30, jitter=0), **settings) as router:
+        await router.join("small", tiny())
+        async with serve(router) as (_, url), session(url) as client:
+            pid = int((await router.call("small__pid", {})).text)
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                with anyio.fail_after(WAIT):
+                    while True:
+                        (peer,) = (await client.get("/api/overview")).json()["peers"]
+                        if peer["state"] != "connected":
+                            break
+                        await anyio.sleep(0.05)
+            finally:
+                with contextlib.suppress(ProcessLookupError):  # ended by the Router by now, most likely
+                    os.kill(pid, signal.SIGCONT)
+            assert peer["state"] == "hung"
+            assert "did not answer a probe" in peer["last_error"]
