@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 
 from mcpx_router.cli import main
 
 from ..cli.test_cli_signals import command, interrupt
+from ..support.inspector_support import session
 from ..support.router_support import TINY
 
 
@@ -47,3 +50,27 @@ def test_it_prints_a_tokened_loopback_url_and_serves_the_servers_until_interrupt
 def test_unusable_options_are_said(args: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", *args]) == 2
     assert said in capsys.readouterr().err
+
+
+@pytest.mark.anyio
+async def test_a_topics_participants_inspected_from_the_shell() -> None:
+    from mcpx_router.mcpx import Gateway, run_gateway
+
+    from ..support.mcpx_router_support import TOPIC, agent
+
+    async with run_gateway(Gateway()) as gateway, agent(gateway, "alice"):
+        command = [sys.executable, "-m", "mcpx_router", "inspect", "--gateway", gateway, "--topic", TOPIC]
+        async with await anyio.open_process(command) as process:
+            try:
+                assert process.stdout is not None
+                with anyio.fail_after(30):
+                    url = (await process.stdout.receive()).decode().strip()
+                async with session(url) as client:
+                    view = (await client.get("/api/overview")).json()
+                assert view["topic"]["topic"] == TOPIC
+                assert [p["id"] for p in view["topic"]["present"]] == ["alice"]
+                assert [peer["id"] for peer in view["peers"]] == ["alice"]
+            finally:
+                process.send_signal(signal.SIGINT)
+                with anyio.fail_after(30):
+                    assert await process.wait() == 130
