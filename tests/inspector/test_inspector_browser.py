@@ -1,6 +1,7 @@
 """The inspector's page in a real browser (headless Chromium, driven by Playwright) against a live
 Router of real peers, in-process and stdio: each view, a call with a nested argument filled in
-the form, a peer lost and back. Skipped only where the `chromium` package is not installed.
+the form, a peer lost and back. Chromium comes from `tests/support/_servers.py` (installed with
+the other test servers); where it cannot be had, the test fails and says why.
 
 With INSPECTOR_SCREENSHOTS=DIR, a screenshot of each view is written to DIR (docs/images holds
 the ones docs/inspector.md shows).
@@ -9,7 +10,6 @@ the ones docs/inspector.md shows).
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -20,10 +20,10 @@ from mcpx_router import InProcessPeer, Reconnect, Router
 from mcpx_router.inspector import serve
 from mcpx_router.testing import weather_station
 
+from ..support._servers import install_chromium
 from ..support.inspector_support import counter_server
 from ..support.router_support import tiny
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 WAIT_MS = 15_000
 
@@ -31,7 +31,6 @@ pytestmark = [
     pytest.mark.anyio,
     pytest.mark.subprocess,
     pytest.mark.parametrize("anyio_backend", ["asyncio"]),  # Playwright's async API runs on asyncio
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="the chromium package is not installed"),
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
 ]
 
@@ -45,6 +44,7 @@ async def _shot(page: Any, name: str, tmp_path: Path) -> None:
 async def test_every_view_in_a_real_browser(tmp_path: Path) -> None:
     from playwright.async_api import async_playwright, expect
 
+    chromium = install_chromium()  # raises, saying why, where there is none
     server, calls = counter_server()
     async with Router(reconnect=Reconnect(initial_delay=1.5, jitter=0), stats=True) as router:
         await router.join("weather", InProcessPeer(weather_station()))
@@ -52,7 +52,7 @@ async def test_every_view_in_a_real_browser(tmp_path: Path) -> None:
         await router.join("small", tiny())
         await router.call("weather__forecast", {"city": "Paris"})
         async with serve(router) as (_, url), async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            browser = await playwright.chromium.launch(executable_path=str(chromium), args=FLAGS)
             page = await browser.new_page(viewport={"width": 1200, "height": 900})
             problems: list[str] = []
             page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
