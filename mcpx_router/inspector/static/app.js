@@ -4,7 +4,12 @@
 const $ = (sel) => document.querySelector(sel);
 const state = { overview: null, model: null, names: null, events: [], calls: [], readOnly: false };
 const MAX_ROWS = 500;
+const PAGE = 500;  // a long list shows this many items at a time
+const JSON_PAGE = 100;  // tools per page of the model's exact JSON
 const CHART_SECONDS = 300;
+const CHART_BUCKET = 1;  // seconds of calls drawn as one point per peer (their slowest)
+const OVERVIEW_EVERY_MS = 1000;  // events ask for the overview again at most this often
+const EVENTS_EVERY_MS = 250;  // the event table is drawn again at most this often
 const COLOURS = ["#0b5cad", "#cf222e", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7b83", "#57606a"];
 
 function el(tag, attrs = {}, ...children) {
@@ -42,8 +47,9 @@ function selectTab(tab) {
     other.tabIndex = chosen ? 0 : -1;
     document.getElementById(other.getAttribute("aria-controls")).hidden = !chosen;
   }
-  if (tab.id === "tab-model") loadModel();
-  if (tab.id === "tab-events") { renderEvents(); drawChart(); }
+  const view = state.overview;
+  if (tab.id === "tab-model" && (!state.model || !view || state.model.version !== view.version)) loadModel();
+  if (tab.id === "tab-events") { renderEvents(true); drawChart(); }
 }
 
 function setupTabs() {
@@ -62,12 +68,22 @@ function setupTabs() {
 
 // -- 1. peers ------------------------------------------------------------------------------
 
+let overviewBusy = false;
+let overviewAgain = false;
+let overviewAt = 0;
+let toolsVersion = null;
 async function loadOverview() {
+  if (overviewBusy) { overviewAgain = true; return; }  // one request at a time; one more after it
+  overviewBusy = true;
   try {
     state.overview = await api("api/overview");
   } catch (error) {
     setStatus(`cannot read the router: ${error.message}`);
     return;
+  } finally {
+    overviewBusy = false;
+    overviewAt = performance.now();
+    if (overviewAgain) { overviewAgain = false; refreshSoon(); }
   }
   const view = state.overview;
   state.readOnly = view.read_only;
@@ -76,20 +92,47 @@ async function loadOverview() {
   $("#stats-note").hidden = view.stats_kept;
   renderPeers(view);
   renderTopic(view.topic);
-  const names = view.peers.flatMap((p) => p.tools.map((t) => t.name));
-  const list = $("#call-tools");
-  list.replaceChildren(...names.map((name) => el("option", { value: name })));
+  if (toolsVersion !== view.version) {  // the catalogue changed: the tool picker, and the model's view if shown
+    toolsVersion = view.version;
+    const names = view.peers.flatMap((p) => p.tools.map((t) => t.name));
+    $("#call-tools").replaceChildren(...names.map((name) => el("option", { value: name })));
+  }
+  if (!$("#model").hidden && state.model && state.model.version !== view.version) loadModel();
 }
 
 function metric(label, value) { return el("div", {}, el("span", { text: label }), value); }
 
 const openSections = new Set();
+const builtSections = new Map();  // key -> { stamp, node }: a body reused while its content is the same
+
+// A list of many items, PAGE at a time, with a button for the next page.
+function paged(tag, items, render) {
+  const list = el(tag, {});
+  const more = el("button", { type: "button" });
+  let shown = 0;
+  const next = () => {
+    list.append(...items.slice(shown, shown + PAGE).map(render));
+    shown = Math.min(items.length, shown + PAGE);
+    more.textContent = `show ${Math.min(PAGE, items.length - shown)} more (${shown} of ${items.length} shown)`;
+    more.hidden = shown >= items.length;
+  };
+  more.addEventListener("click", next);
+  next();
+  return el("div", {}, list, more);
+}
 
 // A <details> whose body is built only while it is open (a peer may have thousands of tools),
-// and which stays open across the page's refreshes.
-function section(key, summary, build, { open = false, class: kind = null } = {}) {
+// which stays open across the page's refreshes, and whose body is built again only when `stamp` changes.
+function section(key, summary, build, { open = false, class: kind = null, stamp = null } = {}) {
   const details = el("details", {}, el("summary", { text: summary, class: kind }));
-  const fill = () => { if (details.open && details.children.length === 1) details.append(build()); };
+  const fill = () => {
+    if (!details.open || details.children.length !== 1) return;
+    const mark = stamp === null ? null : stamp();
+    const kept = builtSections.get(key);
+    const body = kept && mark !== null && kept.stamp === mark ? kept.node : build();
+    builtSections.set(key, { stamp: mark, node: body });
+    details.append(body);
+  };
   if (openSections.has(key) || (open && !openSections.has(`closed:${key}`))) details.open = true;
   details.addEventListener("toggle", () => {
     if (details.open) { openSections.add(key); openSections.delete(`closed:${key}`); }
@@ -100,41 +143,67 @@ function section(key, summary, build, { open = false, class: kind = null } = {})
   return details;
 }
 
+// A peer's statistics, the part of its card that changes with every call.
+function peerLive(peer) {
+  const stats = peer.stats;
+  const errors = stats ? Object.values(stats.errors).reduce((a, b) => a + b, 0) : null;
+  return el("div", {},
+    el("div", { class: "metrics" },
+      metric("tools", String(peer.tools.length)),
+      metric("calls", stats ? String(stats.calls) : "–"),
+      metric("errors", errors === null ? "–" : String(errors)),
+      metric("p50", fmtMs(stats && stats.p50_ms)),
+      metric("p95", fmtMs(stats && stats.p95_ms)),
+      metric("running", stats ? String(stats.outstanding) : "–"),
+      metric("reputation", stats ? stats.score.toFixed(2) + (stats.healthy ? "" : " (unhealthy)") : "–")),
+    stats && stats.last_failure
+      ? el("p", { class: "error", text: `last failure (${stats.last_failure.kind}): ${stats.last_failure.message}` }) : null);
+}
+
+// Cards kept while a peer's state and lists are the same: a refresh then swaps only its statistics.
+const peerCards = new Map();  // peer id -> { sig, card, live }
+
 function renderPeers(view) {
   const cards = view.peers.map((peer) => {
-    const stats = peer.stats;
-    const errors = stats ? Object.values(stats.errors).reduce((a, b) => a + b, 0) : null;
+    const sig = JSON.stringify({ ...peer, stats: null });
+    const kept = peerCards.get(peer.id);
+    const live = peerLive(peer);
+    if (kept && kept.sig === sig) {
+      kept.live.replaceWith(live);
+      kept.live = live;
+      return kept.card;
+    }
     const held = Object.entries(peer.held_back);
     const key = (what) => `${peer.id}\u0000${what}`;
-    return el("article", { class: "peer", "data-peer": peer.id, "aria-label": `peer ${peer.id}` },
+    const card = el("article", { class: "peer", "data-peer": peer.id, "aria-label": `peer ${peer.id}` },
       el("h3", {}, peer.id,
         el("span", { class: `badge state-${peer.state}`, text: peer.state }),
         el("span", { class: "muted", text: `${peer.transport.kind}: ${peer.transport.detail}` })),
       peer.last_error && peer.state !== "connected"
         ? el("p", { class: "error", text: `${peer.last_error} (failed attempts: ${peer.attempts})` }) : null,
-      el("div", { class: "metrics" },
-        metric("tools", String(peer.tools.length)),
-        metric("calls", stats ? String(stats.calls) : "–"),
-        metric("errors", errors === null ? "–" : String(errors)),
-        metric("p50", fmtMs(stats && stats.p50_ms)),
-        metric("p95", fmtMs(stats && stats.p95_ms)),
-        metric("running", stats ? String(stats.outstanding) : "–"),
-        metric("reputation", stats ? stats.score.toFixed(2) + (stats.healthy ? "" : " (unhealthy)") : "–")),
-      stats && stats.last_failure
-        ? el("p", { class: "error", text: `last failure (${stats.last_failure.kind}): ${stats.last_failure.message}` }) : null,
-      section(key("tools"), `tools (${peer.tools.length})`, () => el("ul", {}, peer.tools.map((t) => el("li", {},
+      live,
+      section(key("tools"), `tools (${peer.tools.length})`, () => paged("ul", peer.tools, (t) => el("li", {},
         el("code", { text: t.name }),
         t.name !== t.tool ? el("span", { class: "muted", text: ` (${t.tool})` }) : null,
-        t.strict ? el("span", { class: "muted", text: " strict" }) : null)))),
+        t.strict ? el("span", { class: "muted", text: " strict" }) : null)), { stamp: () => JSON.stringify(peer.tools) }),
       held.length ? section(key("held"), `held back (${held.length})`,
-        () => el("ul", {}, held.map(([tool, why]) => el("li", {}, el("code", { text: tool }), `: ${why}`))),
-        { open: true, class: "error" }) : null,
+        () => paged("ul", held, ([tool, why]) => el("li", {}, el("code", { text: tool }), `: ${why}`)),
+        { open: true, class: "error", stamp: () => JSON.stringify(held) }) : null,
       peer.prompts.length ? section(key("prompts"), `prompts (${peer.prompts.length})`,
-        () => el("ul", {}, peer.prompts.map((p) => el("li", {}, el("code", { text: p.name }), ` ${p.description}`)))) : null,
+        () => paged("ul", peer.prompts, (p) => el("li", {}, el("code", { text: p.name }), ` ${p.description}`)),
+        { stamp: () => JSON.stringify(peer.prompts) }) : null,
       peer.resources.length ? section(key("resources"), `resources (${peer.resources.length})`,
-        () => el("ul", {}, peer.resources.map((r) => el("li", {}, el("code", { text: r.uri }), ` ${r.description}`)))) : null);
+        () => paged("ul", peer.resources, (r) => el("li", {}, el("code", { text: r.uri }), ` ${r.description}`)),
+        { stamp: () => JSON.stringify(peer.resources) }) : null);
+    peerCards.set(peer.id, { sig, card, live });
+    return card;
   });
-  $("#peer-list").replaceChildren(...(cards.length ? cards : [el("p", { class: "muted", text: "no peers" })]));
+  for (const id of [...peerCards.keys()]) if (!view.peers.some((p) => p.id === id)) peerCards.delete(id);
+  const list = $("#peer-list");
+  const now = [...list.children];
+  if (now.length !== cards.length || now.some((node, i) => node !== cards[i])) {
+    list.replaceChildren(...(cards.length ? cards : [el("p", { class: "muted", text: "no peers" })]));
+  }
 }
 
 function renderTopic(topic) {
@@ -151,10 +220,13 @@ function renderTopic(topic) {
 
 // -- 2. the model's view -------------------------------------------------------------------
 
+let modelBusy = false;
 async function loadModel() {
+  if (modelBusy) return;
+  modelBusy = true;
   try {
     [state.model, state.names] = await Promise.all([api("api/model"), api("api/names")]);
-  } catch (error) { setStatus(`cannot read the tool lists: ${error.message}`); return; }
+  } catch (error) { setStatus(`cannot read the tool lists: ${error.message}`); return; } finally { modelBusy = false; }
   renderModel();
   renderNames();
 }
@@ -168,17 +240,33 @@ function renderModel() {
   $("#not-strict").replaceChildren(...(reasons.length ? [el("details", {},
     el("summary", { text: `offered without strict mode (${reasons.length})` }),
     el("ul", {}, reasons.map(([name, why]) => el("li", {}, el("code", { text: name }), `: ${why.join("; ")}`))))] : []));
-  const box = $("#model-json-box");
-  const show = () => { $("#model-json").textContent = JSON.stringify(view.tools, null, 2); };
-  if (box.open) show(); else box.addEventListener("toggle", show, { once: true });
+  jsonPage = 0;
+  if ($("#model-json-box").open) showJson();
+}
+
+// The exact JSON, JSON_PAGE tools at a time: the whole of 5,000 tools is megabytes of text.
+let jsonPage = 0;
+function showJson() {
+  if (!state.model) return;
+  const tools = state.model.formats[$("#format").value].tools;
+  const pages = Math.max(1, Math.ceil(tools.length / JSON_PAGE));
+  jsonPage = Math.max(0, Math.min(jsonPage, pages - 1));
+  const from = jsonPage * JSON_PAGE;
+  const to = Math.min(tools.length, from + JSON_PAGE);
+  $("#model-json").textContent = JSON.stringify(pages > 1 ? tools.slice(from, to) : tools, null, 2);
+  $("#json-pages").hidden = pages <= 1;
+  $("#json-range").textContent = `tools ${from + 1}–${to} of ${tools.length}`;
+  $("#json-prev").disabled = jsonPage === 0;
+  $("#json-next").disabled = jsonPage >= pages - 1;
 }
 
 function renderNames() {
   const filter = $("#names-filter").value.trim().toLowerCase();
   const rows = state.names.tools.filter((r) => !filter ||
     [r.name, r.peer, r.tool].some((s) => s.toLowerCase().includes(filter)));
-  $("#names-count").textContent = `${rows.length} of ${state.names.tools.length}`;
-  $("#names-table tbody").replaceChildren(...rows.slice(0, 1000).map((r) => el("tr", {},
+  $("#names-count").textContent = `${rows.length} of ${state.names.tools.length}` +
+    (rows.length > PAGE ? `, the first ${PAGE} shown: filter to see others` : "");
+  $("#names-table tbody").replaceChildren(...rows.slice(0, PAGE).map((r) => el("tr", {},
     el("td", { class: "mono", text: r.name }), el("td", { text: r.peer }), el("td", { class: "mono", text: r.tool }),
     el("td", { text: r.strict ? "yes" : "no" }), el("td", { text: r.groups.join(", ") }))));
   const groups = state.names.groups;
@@ -358,37 +446,81 @@ function describe(e) {
   }
 }
 
-function passes(e) {
+function eventFilter() {
   const kinds = new Set([...document.querySelectorAll("#event-filter input[type=checkbox][value]:checked")].map((i) => i.value));
   const peer = $("#event-peer").value.trim().toLowerCase();
+  const errorsOnly = $("#event-errors").checked;
+  return (e) => passes(e, kinds, peer, errorsOnly);
+}
+
+function passes(e, kinds, peer, errorsOnly) {
   if (!kinds.has(KINDS[e.type] || "other")) return false;
   if (peer && !String(e.peer || e.group || "").toLowerCase().includes(peer)) return false;
-  if ($("#event-errors").checked && !(e.error_type || e.type === "PeerLeft" || (e.type === "HealthChanged" && !e.healthy))) return false;
+  if (errorsOnly && !(e.error_type || e.type === "PeerLeft" || (e.type === "HealthChanged" && !e.healthy))) return false;
   return true;
 }
 
+const rows = new WeakMap();  // event -> its table row, built once
 function row(e) {
+  if (!rows.has(e)) rows.set(e, newRow(e));
+  return rows.get(e);
+}
+
+function newRow(e) {
   return el("tr", { "data-type": e.type, class: e.error_type || e.type === "Dropped" ? "error" : "" },
     el("td", { text: new Date(e.at * 1000).toLocaleTimeString() }), el("td", { text: e.type }),
     el("td", { text: e.peer || e.group || "" }), el("td", { text: describe(e) }));
 }
 
-function renderEvents() {
-  const shown = state.events.filter(passes).slice(-MAX_ROWS).reverse();
-  $("#event-table tbody").replaceChildren(...shown.map(row));
-  $("#event-count").textContent = `${shown.length} shown of ${state.events.length} kept`;
+let eventsTimer = null;
+function renderEventsSoon() {
+  if (!eventsTimer) eventsTimer = setTimeout(() => { eventsTimer = null; renderEvents(false); }, EVENTS_EVERY_MS);
+}
+
+// The table, newest first: drawn whole when the filter or the tab changes, else the new events
+// put on top and the oldest rows taken off (a table of MAX_ROWS rows laid out again costs more).
+let eventsDrawn = 0;  // the sequence number of the newest event the table has considered
+function renderEvents(whole = true) {
+  const body = $("#event-table tbody");
+  const fresh = state.events.filter((e) => whole || e.seq > eventsDrawn).filter(eventFilter());
+  const rows = fresh.slice(-MAX_ROWS).reverse().map(row);
+  if (whole) body.replaceChildren(...rows);
+  else if (rows.length) {
+    body.prepend(...rows);
+    for (let extra = body.rows.length - MAX_ROWS; extra > 0; extra--) body.lastElementChild.remove();
+  }
+  eventsDrawn = state.events.length ? state.events[state.events.length - 1].seq : eventsDrawn;
+  $("#event-count").textContent = `${body.rows.length} shown of ${state.events.length} kept`;
+}
+
+// Each peer's calls in CHART_BUCKET-second buckets: [{ at, ms (the slowest), n }], oldest first.
+function buckets(calls) {
+  const byPeer = new Map();
+  for (const c of calls) {
+    if (!byPeer.has(c.peer)) byPeer.set(c.peer, new Map());
+    const slots = byPeer.get(c.peer);
+    const slot = Math.floor(c.at / CHART_BUCKET);
+    const b = slots.get(slot);
+    if (!b) slots.set(slot, { at: c.at, ms: c.ms, n: 1 });
+    else { b.n += 1; if (c.ms > b.ms) { b.ms = c.ms; b.at = c.at; } }
+  }
+  return byPeer;
 }
 
 let chartPending = false;
+let chartAt = 0;
 function drawChart() {
   if (chartPending) return;
   chartPending = true;
-  requestAnimationFrame(() => {
+  const wait = Math.max(0, 500 - (performance.now() - chartAt));
+  setTimeout(() => requestAnimationFrame(() => {
     chartPending = false;
+    chartAt = performance.now();
     const now = Date.now() / 1000;
     state.calls = state.calls.filter((c) => c.at > now - CHART_SECONDS);
-    const peers = [...new Set(state.calls.map((c) => c.peer))].sort();
-    const max = Math.max(1, ...state.calls.map((c) => c.ms));
+    const byPeer = buckets(state.calls);
+    const peers = [...byPeer.keys()].sort();
+    const max = state.calls.reduce((m, c) => Math.max(m, c.ms), 1);
     const ns = "http://www.w3.org/2000/svg";
     const svg = document.createElementNS(ns, "svg");
     svg.setAttribute("viewBox", "0 0 1000 220");
@@ -404,16 +536,18 @@ function drawChart() {
       line.setAttribute("fill", "none");
       line.setAttribute("stroke", COLOURS[i % COLOURS.length]);
       line.setAttribute("stroke-width", "2");
-      line.setAttribute("points", state.calls.filter((c) => c.peer === peer).map((c) => `${x(c.at).toFixed(1)},${y(c.ms).toFixed(1)}`).join(" "));
+      const points = [...byPeer.get(peer).values()];
+      line.setAttribute("points", points.map((c) => `${x(c.at).toFixed(1)},${y(c.ms).toFixed(1)}`).join(" "));
       svg.append(line);
-      for (const c of state.calls.filter((call) => call.peer === peer)) {
+      for (const c of points) {
         const dot = document.createElementNS(ns, "circle");
         dot.setAttribute("cx", x(c.at).toFixed(1));
         dot.setAttribute("cy", y(c.ms).toFixed(1));
         dot.setAttribute("r", "3");
         dot.setAttribute("fill", COLOURS[i % COLOURS.length]);
         const title = document.createElementNS(ns, "title");
-        title.textContent = `${peer}: ${fmtMs(c.ms)} at ${new Date(c.at * 1000).toLocaleTimeString()}`;
+        title.textContent = `${peer}: ${fmtMs(c.ms)} at ${new Date(c.at * 1000).toLocaleTimeString()}` +
+          (c.n > 1 ? ` (the slowest of ${c.n} calls in that second)` : "");
         dot.append(title);
         svg.append(dot);
       }
@@ -431,25 +565,28 @@ function drawChart() {
     $("#chart").setAttribute("aria-label", `call latency per peer over the last ${CHART_SECONDS / 60} minutes; ` +
       `${state.calls.length} calls; highest ${fmtMs(max)}`);
     $("#legend").replaceChildren(...peers.map((peer, i) => {
-      const mine = state.calls.filter((c) => c.peer === peer);
-      const swatch = el("span", { text: `■ ${peer} (${mine.length} calls)` });
+      const calls = [...byPeer.get(peer).values()].reduce((n, b) => n + b.n, 0);
+      const swatch = el("span", { text: `■ ${peer} (${calls} calls)` });
       swatch.style.color = COLOURS[i % COLOURS.length];
       return swatch;
     }));
-  });
+  }), wait);
 }
 
 let refreshTimer = null;
 function refreshSoon() {
   if (refreshTimer) return;
-  refreshTimer = setTimeout(() => { refreshTimer = null; loadOverview(); if (!$("#model").hidden) loadModel(); }, 300);
+  const wait = Math.max(300, OVERVIEW_EVERY_MS - (performance.now() - overviewAt));
+  refreshTimer = setTimeout(() => { refreshTimer = null; loadOverview(); }, wait);
 }
 
+let eventCount = 0;
 function listen() {
   const source = new EventSource("api/events?since=0");
   source.addEventListener("hello", () => setStatus("live"));
   source.onmessage = (message) => {
     const e = JSON.parse(message.data);
+    e.seq = ++eventCount;
     state.events.push(e);
     if (state.events.length > 5000) state.events.splice(0, state.events.length - 5000);
     // With statistics kept, a call from the page is a CallFinished too: draw it once.
@@ -459,7 +596,7 @@ function listen() {
       if (!$("#events").hidden) drawChart();
     }
     if (!["CallProgress", "TryCall"].includes(e.type)) refreshSoon();
-    if (!$("#events").hidden) renderEvents();
+    if (!$("#events").hidden) renderEventsSoon();
   };
   source.onerror = () => setStatus("disconnected: reconnecting…");
 }
@@ -467,12 +604,15 @@ function listen() {
 document.addEventListener("DOMContentLoaded", () => {
   setupTabs();
   $("#format").addEventListener("change", renderModel);
+  $("#model-json-box").addEventListener("toggle", () => { if ($("#model-json-box").open) showJson(); });
+  $("#json-prev").addEventListener("click", () => { jsonPage -= 1; showJson(); });
+  $("#json-next").addEventListener("click", () => { jsonPage += 1; showJson(); });
   $("#names-filter").addEventListener("input", renderNames);
   $("#select-form").addEventListener("submit", rank);
   $("#call-load").addEventListener("click", loadForm);
   $("#call-tool").addEventListener("change", loadForm);
   $("#call-form").addEventListener("submit", sendCall);
-  for (const input of document.querySelectorAll("#event-filter input")) input.addEventListener("input", renderEvents);
+  for (const input of document.querySelectorAll("#event-filter input")) input.addEventListener("input", () => renderEvents(true));
   document.querySelector('[role="tab"]').addEventListener("click", loadOverview);
   loadOverview();
   listen();
