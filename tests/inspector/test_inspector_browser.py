@@ -21,7 +21,7 @@ from mcpx_router.inspector import serve
 from mcpx_router.testing import weather_station
 
 from ..support._servers import install_chromium
-from ..support.inspector_support import counter_server
+from ..support.inspector_support import counter_server, many_tools_server
 from ..support.router_support import tiny
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -132,5 +132,74 @@ async def test_every_view_in_a_real_browser(tmp_path: Path) -> None:
             await expect(page.get_by_role("tab", name="Model's view")).to_have_attribute(
                 "aria-selected", "true"
             )
+            await browser.close()
+            assert problems == []
+
+
+async def test_a_large_catalogue_a_page_at_a_time(tmp_path: Path) -> None:
+    """1,200 tools: the lists and the exact JSON a page at a time; a refresh keeps what was opened;
+    new events go on top of the table."""
+    from playwright.async_api import async_playwright, expect
+
+    chromium = install_chromium()
+    count = 1200
+    async with Router(stats=True) as router:
+        await router.join("many", InProcessPeer(many_tools_server(count)))
+        async with serve(router) as (_, url), async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=str(chromium), args=FLAGS)
+            page = await browser.new_page(viewport={"width": 1200, "height": 900})
+            problems: list[str] = []
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            await page.goto(url)
+            card = page.locator('article[data-peer="many"]')
+            await expect(card.locator(".badge")).to_have_text("connected", timeout=WAIT_MS)
+
+            # The tools, 500 at a time; a call (a refresh of the statistics) keeps the card as it is.
+            await card.get_by_text(f"tools ({count})").click()
+            await expect(card.locator("li")).to_have_count(500)
+            await card.get_by_role("button", name="show 500 more (500 of 1200 shown)").click()
+            await expect(card.locator("li")).to_have_count(1000)
+            await router.call("many__t0007", {})
+            await expect(card.locator(".metrics")).to_contain_text("calls1", timeout=WAIT_MS)
+            await expect(card.locator("li")).to_have_count(1000)
+            await card.get_by_role("button", name="show 200 more (1000 of 1200 shown)").click()
+            await expect(card.locator("li")).to_have_count(count)
+            await expect(card.locator("li").last).to_contain_text("many__t1199")
+            await expect(card.get_by_role("button", name="show", exact=False)).to_be_hidden()
+
+            # The model's exact JSON, 100 tools a page; the name table's first 500 rows.
+            await page.get_by_role("tab", name="Model's view").click()
+            await expect(page.locator("#names-count")).to_have_text(
+                f"{count} of {count}, the first 500 shown: filter to see others", timeout=WAIT_MS
+            )
+            await expect(page.locator("#names-table tbody tr")).to_have_count(500)
+            await page.locator("#names-filter").fill("t119")
+            await expect(page.locator("#names-table tbody tr")).to_have_count(10)
+            await page.get_by_text("The exact JSON").click()
+            await expect(page.locator("#json-range")).to_have_text(f"tools 1\u2013100 of {count}")
+            json_box = page.locator("#model-json")
+            await expect(json_box).to_contain_text('"name": "many__t0099"')
+            await expect(json_box).not_to_contain_text("many__t0100")
+            await expect(page.get_by_role("button", name="previous tools")).to_be_disabled()
+            await page.get_by_role("button", name="next tools").click()
+            await expect(page.locator("#json-range")).to_have_text(f"tools 101\u2013200 of {count}")
+            await expect(json_box).to_contain_text('"name": "many__t0100"')
+            await expect(json_box).not_to_contain_text("many__t0099")
+
+            # Events: the newest on top, new ones added while the table is shown, the filter applied.
+            await page.get_by_role("tab", name="Events").click()
+            rows = page.locator("#event-table tbody tr")
+            await expect(rows.first).to_contain_text("t0007 ok", timeout=WAIT_MS)
+            for n in (11, 12, 13):
+                await router.call(f"many__t{n:04d}", {})
+            await expect(rows.first).to_contain_text("t0013 ok", timeout=WAIT_MS)
+            await expect(rows.nth(1)).to_contain_text("t0012 ok")
+            await expect(rows.nth(2)).to_contain_text("t0011 ok")
+            await expect(page.locator("#event-count")).to_contain_text("shown of")
+            await page.get_by_label("errors only").check()
+            await expect(rows).to_have_count(0)
+            await page.get_by_label("errors only").uncheck()
+            await expect(rows.first).to_contain_text("t0013 ok")
             await browser.close()
             assert problems == []

@@ -118,6 +118,26 @@ def odd_server() -> Server[Any]:
     return Server("odd", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+def many_tools_server(count: int) -> Server[Any]:
+    """A low-level server with `count` tools `t0000`, `t0001`...; each answers with its own name."""
+    tools = [
+        mt.Tool(
+            name=f"t{i:04d}",
+            description=f"Tool {i}.",
+            input_schema={"type": "object", "properties": {"key": {"type": "string"}}},
+        )
+        for i in range(count)
+    ]
+
+    async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        return mt.CallToolResult(content=[mt.TextContent(text=params.name)])
+
+    return Server("many", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
 class Page:
     """An open event stream of the inspector, read in the background as the page's EventSource
     reads it: the events so far in `events`, `ready` set once the stream said hello."""
