@@ -28,6 +28,7 @@ from . import (
     groups,
     growth,
     imports,
+    inspector,
     loop_calls,
     names,
     tracing,
@@ -46,6 +47,7 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     loop_calls.NAME: loop_calls.run,
     gateway.NAME: gateway.run,
     groups.NAME: groups.run,
+    inspector.NAME: inspector.run,
 }
 
 # With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.

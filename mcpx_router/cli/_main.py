@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from .._console import INTERRUPTED, CommandParser, add_connect_timeout, add_verbose, console_logging, fail
 from .._errors import ConfigError
 from ._auth import add_login_command
+from ._inspect import add_inspect_command
 from ._list_servers import add_servers_command
 from ._peer_commands import EXIT_STATUS, add_peer_commands
 from ._sources import add_source_options
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_verbose(chat)
     chat.set_defaults(run=_run_chat)
     add_peer_commands(commands)
+    add_inspect_command(commands)
     add_login_command(commands)
     add_servers_command(commands)
     # MCPx commands parse their own arguments (see `main`); listed here for --help.

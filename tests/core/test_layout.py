@@ -23,7 +23,7 @@ import mcpx_router
 
 PACKAGE = Path(mcpx_router.__file__).resolve().parent
 ROOT = "mcpx_router"
-SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync", "groups", "relevance", "integrations")
+SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync", "groups", "relevance", "integrations", "inspector")
 FAMILIES = ("groups", "relevance")
 """The core's families: packages of the core's own, each plugged in by the few modules named in SOCKETS."""
 SOCKETS = {
@@ -184,6 +184,26 @@ def test_the_framework_integrations_sit_on_top_and_nothing_imports_them() -> Non
     assert wrong == []
 
 
+def test_the_inspector_sits_below_the_command_and_only_the_command_imports_it() -> None:
+    # It reads the Router (peers/) and serves with the gateway's Hypercorn (mcpx/); `inspect` serves it.
+    allowed = {"inspector": {"inspector", "core", "model", "peers", "mcpx"}}
+    assert _breaking("inspector above peers and mcpx, below cli", allowed) == []
+    wrong = [
+        f"{name} imports {target}"
+        for name, targets in edges().items()
+        if _area(name) not in ("inspector", "cli")
+        for target in targets
+        if _area(target) == "inspector"
+    ]
+    assert wrong == []
+
+
+def test_a_host_mounting_the_inspector_loads_no_hypercorn() -> None:
+    loaded = _loaded_after("import mcpx_router.inspector as i; i.Inspector")
+    assert "mcpx_router.inspector._app" in loaded
+    assert sorted(m for m in loaded if m.split(".")[0] in ("hypercorn", "wsproto", "openai")) == []
+
+
 def test_peers_does_not_import_the_command() -> None:
     assert _breaking("peers below cli", {"peers": {"peers", "core", "model", "mcpx"}}) == []
 
@@ -327,6 +347,12 @@ def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> No
         "mcpx_router.integrations",
         "mcpx_router.integrations.agents",
         "mcpx_router.integrations.pydantic_ai",
+        # the inspector (Starlette's app side, served with Hypercorn): `mcpx-router inspect`
+        "mcpx_router.inspector",
+        "mcpx_router.inspector._app",
+        "mcpx_router.inspector._guard",
+        "mcpx_router.inspector._feed",
+        "mcpx_router.inspector._serve",
     }
     assert lazy & after_import == set()
 

