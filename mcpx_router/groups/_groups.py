@@ -22,7 +22,16 @@ from .._views import Views
 from ..model._budget import shorten
 from ._spec import GroupSpec, auto_group_name, member_keys
 
-__all__ = ["GROUPS_KEY", "Group", "GroupChanged", "GroupInfo", "Groups", "repeat_safe", "shape_of"]
+__all__ = [
+    "GROUPS_KEY",
+    "Group",
+    "GroupChanged",
+    "GroupInfo",
+    "Groups",
+    "destructive",
+    "repeat_safe",
+    "shape_of",
+]
 
 GROUPS_KEY = "\x00groups"
 """Where the groups sit among the peers in the views: no peer id holds a control character."""
@@ -77,6 +86,15 @@ def repeat_safe(tool: mt.Tool) -> bool:
     """Whether the tool declares that running a call twice does no harm (read-only or idempotent)."""
     hints = tool.annotations
     return hints is not None and bool(hints.read_only_hint or hints.idempotent_hint)
+
+
+def destructive(tool: mt.Tool) -> bool:
+    """Whether the tool may change things beyond repair, as MCP's hints default: unless it says it
+    only reads, or that it is not destructive."""
+    hints = tool.annotations
+    if hints is None:
+        return True
+    return not hints.read_only_hint and hints.destructive_hint is not False
 
 
 def shape_of(tool: PublishedTool) -> str:

@@ -23,12 +23,14 @@ import mcpx_router
 
 PACKAGE = Path(mcpx_router.__file__).resolve().parent
 ROOT = "mcpx_router"
-SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync", "groups", "relevance", "integrations")
-FAMILIES = ("groups", "relevance")
+SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync", "groups", "relevance", "codemode", "integrations")
+FAMILIES = ("groups", "relevance", "codemode")
 """The core's families: packages of the core's own, each plugged in by the few modules named in SOCKETS."""
 SOCKETS = {
     "groups": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._answering", "mcpx_router._catalogue"},
     "relevance": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._catalogue", "mcpx_router.loop"},
+    # Code mode is plugged in by nothing of the core yet: `from mcpx_router.codemode import CodeMode`.
+    "codemode": set(),
 }
 """The modules of the core (outside the families) that may import each family."""
 MAX_LINES = 400
@@ -285,6 +287,8 @@ HEAVY = (
     # the frameworks of mcpx_router.integrations (optional extras)
     "agents",
     "pydantic_ai",
+    # code mode's sandbox (an optional extra)
+    "pydantic_monty",
 )
 LOADED = "import json, sys; {}; print(json.dumps(sorted(sys.modules)))"
 
@@ -327,6 +331,7 @@ def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> No
         "mcpx_router.integrations",
         "mcpx_router.integrations.agents",
         "mcpx_router.integrations.pydantic_ai",
+        "mcpx_router.codemode",
     }
     assert lazy & after_import == set()
 

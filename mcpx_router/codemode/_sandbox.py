@@ -1,0 +1,371 @@
+"""One program run in the sandbox: pydantic-monty's interpreter, every host call answered here.
+
+The program runs in a Monty worker process, which has no filesystem, network, environment or
+subprocesses of its own. It is started with `feed_start`, so each thing it asks of the host
+stops it as a snapshot that this module answers: a namespace's name (a peer's functions), a tool
+call (through the adapter's own dispatch: `call`), `find_tools`, a sleep. Every OS call (files,
+environment, imports of modules Monty lacks) gets Monty's own refusal, and any other name is a
+`NameError`. The blocking steps of the worker's protocol run in a worker thread, so the event
+loop (asyncio or trio) goes on while the program computes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from ..model._results import truncate
+from ._api import SandboxApi, describe_found
+
+if TYPE_CHECKING:
+    from .._dispatch import Outcome
+    from ._signatures import ToolFunction
+
+__all__ = ["CallRecord", "ProgramResult", "SandboxLimits", "run_program"]
+
+ToolCaller = Callable[[str, dict[str, Any]], Awaitable["Outcome"]]
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLimits:
+    """What one program may use. Every limit holds whatever the program does.
+
+    Args:
+        wall_time: Seconds the whole program may take, tool calls included.
+        max_memory: Bytes of heap the interpreter may hold.
+        max_recursion_depth: How deep function calls may nest.
+        max_calls: Tool calls (and `find_tools` calls) one program may make.
+        max_output_chars: The answer (printed text, calls, result) is cut to about this many
+            characters, as tool results are.
+        max_printed_chars: Printed text kept (beyond it, only how much more there was).
+    """
+
+    wall_time: float = 30.0
+    max_memory: int = 64 * 1024 * 1024
+    max_recursion_depth: int = 200
+    max_calls: int = 50
+    max_output_chars: int | None = 20_000
+    max_printed_chars: int = 10_000
+
+    def __post_init__(self) -> None:
+        from .._errors import UsageError
+
+        for name in ("wall_time",):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not (0 < value < math.inf):
+                raise UsageError(f"{name} must be a positive number of seconds, not {value!r}")
+        for name in ("max_memory", "max_recursion_depth", "max_calls", "max_printed_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UsageError(f"{name} must be a positive whole number, not {value!r}")
+        if self.max_output_chars is not None and (
+            isinstance(self.max_output_chars, bool)
+            or not isinstance(self.max_output_chars, int)
+            or self.max_output_chars < 64
+        ):
+            raise UsageError(
+                "max_output_chars must be None or a whole number of at least 64, "
+                f"not {self.max_output_chars!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call the program made, and what became of it."""
+
+    function: str
+    """`namespace.function` (or `find_tools`)."""
+    arguments: dict[str, Any]
+    ok: bool
+    summary: str
+    """"ok", or the failure as the program was told it."""
+    error_type: str | None = None
+
+
+@dataclass(slots=True)
+class ProgramResult:
+    """What one program did: what it printed, the value of its last line, the calls it made."""
+
+    printed: str = ""
+    value: Any = None
+    calls: list[CallRecord] = field(default_factory=list)
+    error: str | None = None
+    """Why the program stopped early (a short traceback), None when it ran to its end."""
+    printed_omitted: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def text(self, limit: int | None = None) -> str:
+        """The answer the model reads: the calls made, what was printed, the result or the error."""
+        parts = []
+        if self.calls:
+            lines = [f"Calls made ({len(self.calls)}):"]
+            for n, call in enumerate(self.calls, 1):
+                shown_args = ", ".join(f"{k}={_short(v)}" for k, v in call.arguments.items())
+                lines.append(f"{n}. {call.function}({shown_args}) -> {call.summary}")
+            parts.append("\n".join(lines))
+        if self.printed or self.printed_omitted:
+            more = (
+                f"\n[… {self.printed_omitted} more printed characters omitted …]"
+                if self.printed_omitted
+                else ""
+            )
+            parts.append("Printed:\n" + self.printed.rstrip("\n") + more)
+        if self.error is not None:
+            ran = " (the calls listed above ran)" if self.calls else ""
+            parts.append(f"Error: the program stopped{ran}:\n{self.error}")
+        elif self.value is not None or not parts:
+            parts.append("Result: " + _shown(self.value))
+        return truncate("\n\n".join(parts), limit)
+
+
+def _shown(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = _shown(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _Namespace:
+    """The host side of a namespace object in the sandbox (its calls are answered by name)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<namespace {self.name}>"
+
+
+def find_tools(query: str, limit: int = 10) -> str:
+    """Stands for `find_tools` in the sandbox; its calls are answered by `_Run`."""
+    raise AssertionError("answered by the host")  # pragma: no cover
+
+
+class _Printed:
+    def __init__(self, limit: int) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.omitted = 0
+        self.limit = limit
+
+    def __call__(self, stream: str, text: str) -> None:
+        room = self.limit - self.size
+        if room <= 0:
+            self.omitted += len(text)
+            return
+        kept = text[:room]
+        self.parts.append(kept)
+        self.size += len(kept)
+        self.omitted += len(text) - len(kept)
+
+
+class _Run:
+    """One program's answers to its snapshots."""
+
+    def __init__(
+        self, api: SandboxApi, call: ToolCaller, limits: SandboxLimits, result: ProgramResult
+    ) -> None:
+        self.api = api
+        self.call = call
+        self.limits = limits
+        self.result = result
+        self.by_object: dict[Any, str] = {}
+        self.objects: dict[str, Any] = {}
+        self.deadline = anyio.current_time() + limits.wall_time
+
+    async def answer(self, snapshot: Any) -> Any:
+        import pydantic_monty as pm
+
+        if isinstance(snapshot, pm.NameLookupSnapshot):
+            name = snapshot.variable_name
+            if snapshot.object_id is None and name == "find_tools":
+                return await _step(lambda: snapshot.resume(value=find_tools))
+            if snapshot.object_id is None and self.api.namespace(name) is not None:
+                return await _step(lambda: snapshot.resume(value=self._namespace(name)))
+            return await _step(snapshot.resume)
+        if isinstance(snapshot, pm.FunctionSnapshot):
+            outcome = await self._function(snapshot)
+            if outcome is None:  # Monty's own refusal: no file, socket, environment or subprocess here
+                return await _step(snapshot.resume_not_handled)
+            return await _step(lambda: snapshot.resume(outcome))
+        # A future: nothing here hands the program one, so none can be pending.
+        return await _step(lambda: snapshot.resume({}))
+
+    def _namespace(self, name: str) -> Any:
+        import pydantic_monty as pm
+
+        wrapped = self.objects.get(name)
+        if wrapped is None:
+            wrapped = self.objects[name] = pm.ClassInstance(_Namespace(name))
+            self.by_object[wrapped.id] = name
+        return wrapped
+
+    async def _function(self, snapshot: Any) -> Any:
+        name = snapshot.function_name
+        if snapshot.is_os_function:
+            if name.endswith("sleep") and snapshot.args and isinstance(snapshot.args[0], int | float):
+                await anyio.sleep(
+                    max(0.0, min(float(snapshot.args[0]), self.deadline - anyio.current_time()))
+                )
+                return {"return_value": None}
+            return None
+        namespace = self.by_object.get(snapshot.object_id) if snapshot.object_id is not None else None
+        if namespace is not None:
+            function = self.api.function(namespace, name)
+            if function is None:
+                return _raise(AttributeError(self._no_function(namespace, name)))
+            return await self._tool(function, snapshot.args, snapshot.kwargs)
+        if snapshot.object_id is None and name == "find_tools":
+            return await self._find(snapshot.args, snapshot.kwargs)
+        if snapshot.object_id is not None:
+            return _raise(AttributeError(f"the object has no method {name!r} the sandbox can call"))
+        return _raise(NameError(f"name {name!r} is not defined"))
+
+    def _no_function(self, namespace: str, name: str) -> str:
+        functions = self.api.namespace(namespace) or {}
+        close = difflib.get_close_matches(name, list(functions), n=3)
+        hint = f"; did you mean {', '.join(f'{namespace}.{c}' for c in close)}?" if close else ""
+        return f"{namespace} has no function {name!r}{hint} (find_tools(query) lists what there is)"
+
+    def _over_budget(self) -> Any | None:
+        if len(self.result.calls) >= self.limits.max_calls:
+            return _raise(
+                RuntimeError(
+                    f"this program has made its {self.limits.max_calls} calls, the most one program may "
+                    "make; finish with what you have, or run another program"
+                )
+            )
+        return None
+
+    async def _find(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if (over := self._over_budget()) is not None:
+            return over
+        query = args[0] if args else kwargs.get("query")
+        limit = args[1] if len(args) > 1 else kwargs.get("limit", 10)
+        if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            return _raise(TypeError("call find_tools(query: str, limit: int = 10)"))
+        found = await self.api.find(query, min(limit, 50))
+        self.result.calls.append(CallRecord("find_tools", {"query": query}, True, f"{len(found)} found"))
+        return {"return_value": describe_found(found, query)}
+
+    async def _tool(self, function: ToolFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if (over := self._over_budget()) is not None:
+            return over
+        try:
+            arguments = function.bind(args, kwargs)
+        except TypeError as exc:
+            return _raise(exc)
+        outcome = await self.call(function.public_name, arguments)
+        if outcome.is_error:
+            # The router's explanation, naming the function as the program knows it.
+            message = outcome.text.removeprefix("Error: ").replace(function.public_name, function.qualified)
+            first = message.strip().splitlines()[0] if message.strip() else "failed"
+            self.result.calls.append(
+                CallRecord(function.qualified, arguments, False, f"error: {first}", outcome.error_type)
+            )
+            kind = TimeoutError if outcome.error_type == "timeout" else RuntimeError
+            return _raise(kind(f"{function.qualified} failed: {message}"))
+        self.result.calls.append(CallRecord(function.qualified, arguments, True, "ok"))
+        return {"return_value": python_value(outcome)}
+
+
+def python_value(outcome: Outcome) -> Any:
+    """A successful call's result as a Python value: its structured content, else its text."""
+    result = outcome.result
+    if result is not None and result.structured_content is not None:
+        return result.structured_content
+    return outcome.text
+
+
+def _raise(exc: BaseException) -> dict[str, Any]:
+    return {"exception": exc}
+
+
+async def _step(step: Callable[[], Any]) -> Any:
+    """One blocking turn of the worker's protocol, off the event loop (bounded by the limits)."""
+    return await anyio.to_thread.run_sync(step)
+
+
+def _describe(exc: BaseException) -> str:
+    import pydantic_monty as pm
+
+    if isinstance(exc, pm.MontyRuntimeError | pm.MontySyntaxError):
+        return exc.display("traceback")
+    if isinstance(exc, pm.MontyCrashedError):
+        return f"the sandbox's worker stopped ({exc}); the program may be too large for its limits"
+    return "".join(traceback.format_exception_only(exc)).strip()
+
+
+async def run_program(
+    code: str, *, pool: Any, api: SandboxApi, call: ToolCaller, limits: SandboxLimits
+) -> ProgramResult:
+    """Run `code` in a fresh sandbox session of `pool` and say what it did; never raises for
+    anything the program does."""
+    import pydantic_monty as pm
+
+    result = ProgramResult()
+    printed = _Printed(limits.max_printed_chars)
+    run = _Run(api, call, limits, result)
+    session = pool.checkout(
+        script_name="program.py",
+        limits={
+            "max_feed_duration_secs": limits.wall_time,
+            "max_turn_duration_secs": limits.wall_time,
+            "max_memory": limits.max_memory,
+            "max_recursion_depth": limits.max_recursion_depth,
+            "max_suspensions": limits.max_calls * 4 + 100,
+            "max_total_sleep_secs": limits.wall_time,
+        },
+    )
+    await _step(session.__enter__)
+    try:
+        with anyio.move_on_after(limits.wall_time) as scope:
+            try:
+                snapshot = await _step(lambda: session.feed_start(code, print_callback=printed))
+                while not isinstance(snapshot, pm.MontyComplete):
+                    snapshot = await run.answer(snapshot)
+                result.value = _host_value(snapshot.output)
+            except pm.MontyError as exc:
+                result.error = _describe(exc)
+        if scope.cancelled_caught:
+            result.error = (
+                f"TimeoutError: the program ran past its {limits.wall_time:g} s limit (tool calls included) "
+                "and was stopped"
+            )
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _step(lambda: session.__exit__(None, None, None))
+    result.printed = "".join(printed.parts)
+    result.printed_omitted = printed.omitted
+    return result
+
+
+def _host_value(value: Any) -> Any:
+    """The program's last value as plain data where it is (namespaces and sandbox objects as text)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, list | tuple):
+        return [_host_value(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            k if isinstance(k, str | int | float | bool) else repr(k): _host_value(v)
+            for k, v in value.items()
+        }
+    return repr(value)
