@@ -36,6 +36,9 @@ class SandboxApi:
         self._functions: dict[str, Identifiers[str]] = {}
         self._by_namespace: dict[str, dict[str, ToolFunction]] = {}
         self._by_public: dict[str, ToolFunction] = {}
+        self._departed: dict[tuple[str, str], ToolFunction] = {}
+        """Functions gone since a program may have seen them: a call still goes to the dispatch,
+        whose answer says what became of the tool (its peer left, the tool was withdrawn)."""
         self._version = -1
 
     def _refresh(self) -> None:
@@ -49,6 +52,7 @@ class SandboxApi:
         for tool in tools:
             by_peer.setdefault(tool.peer, []).append(tool)
         self._functions = {p: self._functions.get(p) or Identifiers("tool") for p in peers}
+        previous = self._by_namespace
         self._by_namespace = {}
         self._by_public = {}
         for peer, members in by_peer.items():
@@ -67,6 +71,12 @@ class SandboxApi:
                 )
                 functions[function.function] = function
                 self._by_public[tool.name] = function
+        for namespace, functions in previous.items():
+            for name, function in functions.items():
+                if self._by_namespace.get(namespace, {}).get(name) is None:
+                    self._departed[namespace, name] = function
+        while len(self._departed) > 1000:
+            del self._departed[next(iter(self._departed))]
         self._version = version
 
     def namespaces(self) -> dict[str, dict[str, ToolFunction]]:
@@ -79,8 +89,10 @@ class SandboxApi:
         return self._by_namespace.get(ident)
 
     def function(self, namespace: str, function: str) -> ToolFunction | None:
+        """The function now, or the one that went by that name (None if there never was one)."""
         self._refresh()
-        return self._by_namespace.get(namespace, {}).get(function)
+        found = self._by_namespace.get(namespace, {}).get(function)
+        return found if found is not None else self._departed.get((namespace, function))
 
     def of_public(self, public_name: str) -> ToolFunction | None:
         """The function of a published tool, by its public name (None if the sandbox has none)."""
