@@ -281,16 +281,22 @@ class _Run:
                 CallRecord(function.qualified, arguments, False, f"error: {first}", outcome.error_type)
             )
             kind = TimeoutError if outcome.error_type == "timeout" else RuntimeError
-            return _raise(kind(f"{function.qualified} failed: {message}"))
+            named = message.startswith(function.qualified)
+            said = message if named else f"{function.qualified} failed: {message}"
+            return _raise(kind(said))
         self.result.calls.append(CallRecord(function.qualified, arguments, True, "ok"))
-        return {"return_value": python_value(outcome)}
+        return {"return_value": python_value(outcome, function.unwrap)}
 
 
-def python_value(outcome: Outcome) -> Any:
-    """A successful call's result as a Python value: its structured content, else its text."""
+def python_value(outcome: Outcome, unwrap: bool = False) -> Any:
+    """A successful call's result as a Python value: its structured content (the value itself
+    where the output schema only wraps it as `{"result": value}`), else its text."""
     result = outcome.result
     if result is not None and result.structured_content is not None:
-        return result.structured_content
+        structured = result.structured_content
+        if unwrap and isinstance(structured, dict) and list(structured) == ["result"]:
+            return structured["result"]
+        return structured
     return outcome.text
 
 

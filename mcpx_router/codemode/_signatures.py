@@ -58,6 +58,19 @@ def annotation(schema: object, depth: int = 0) -> str:
     return "Any"
 
 
+def wraps_result(schema: object) -> bool:
+    """Whether an output schema is an object holding one required property, `result`."""
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        return False
+    properties = schema.get("properties")
+    return (
+        isinstance(properties, Mapping)
+        and list(properties) == ["result"]
+        and schema.get("required") == ["result"]
+        and isinstance(properties["result"], Mapping)
+    )
+
+
 def _literal(value: object) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
@@ -103,6 +116,9 @@ class ToolFunction:
     description: str
     structured: bool
     """The tool declares an output schema: its results are dicts."""
+    unwrap: bool = False
+    """The output schema only wraps a value as `{"result": value}` (as the MCP Python SDK and
+    FastMCP do for a function returning a str, list...): the program gets the value."""
 
     @classmethod
     def of(
@@ -145,7 +161,10 @@ class ToolFunction:
                     idents.of(name), name, text, is_required, default, about if isinstance(about, str) else ""
                 )
             )
-        if output_schema is not None and isinstance(output_schema, Mapping):
+        unwrap = wraps_result(output_schema)
+        if unwrap and isinstance(output_schema, Mapping):
+            returns = annotation(output_schema["properties"]["result"])
+        elif output_schema is not None and isinstance(output_schema, Mapping):
             returns = annotation(output_schema)
             returns = "dict[str, Any]" if returns == "Any" else returns
         else:
@@ -158,6 +177,7 @@ class ToolFunction:
             returns,
             description.strip(),
             output_schema is not None,
+            unwrap,
         )
 
     @property
@@ -183,7 +203,9 @@ class ToolFunction:
                 lines.append(f"    {p.ident}{sent}: {' '.join(p.description.split())}".rstrip(": "))
         lines += [
             "",
-            "Returns: the tool's structured result (a dict)"
+            f"Returns: the tool's result ({self.returns})"
+            if self.unwrap
+            else "Returns: the tool's structured result (a dict)"
             if self.structured
             else "Returns: the tool's structured result (a dict) when it gives one, else its text (str).",
         ]
