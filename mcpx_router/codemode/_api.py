@@ -123,7 +123,7 @@ class SandboxApi:
         return "\n".join(lines) if lines else "(no tools)"
 
 
-def describe_found(functions: list[ToolFunction], query: str) -> Any:
+def describe_found(functions: list[ToolFunction], query: str) -> str:
     """What `find_tools` returns to the program: the functions' signatures with docstrings, as text."""
     if not functions:
         return f"No function matches {query!r}; try other words (the task, not a function name)."

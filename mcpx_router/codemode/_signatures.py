@@ -238,8 +238,8 @@ class ToolFunction:
         for param, value in zip(self.parameters, args, strict=False):
             out[param.name] = value
         for key, value in kwargs.items():
-            param = by_ident.get(key) or by_name.get(key)
-            name = param.name if param is not None else key
+            known = by_ident.get(key) or by_name.get(key)
+            name = known.name if known is not None else key
             if name in out:
                 raise TypeError(f"{self.qualified}() got multiple values for argument {key!r}")
             out[name] = value

@@ -174,7 +174,8 @@ async def test_names_follow_peers_as_they_join_and_leave_and_a_lost_peer_is_answ
         leaver.tool("leave", {"type": "object", "properties": {}}, leave)
         await adapter.add_peer("leaver", await stack.enter_async_context(mcp.Client(leaver.server())))
         program = (
-            'd = docs\nleaver.leave()\ntry:\n    d.page_get(path="b")\nexcept Exception as e:\n    msg = str(e)\nmsg'
+            'd = docs\nleaver.leave()\ntry:\n    d.page_get(path="b")\n'
+            "except Exception as e:\n    msg = str(e)\nmsg"
         )
         result = await code.run(program)
         assert result.error is None, result.error
