@@ -9,7 +9,7 @@ catalogue's entries (peer id, tool name, public name), never by splitting a publ
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._identifiers import Identifiers
 from ._signatures import ToolFunction
