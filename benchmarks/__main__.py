@@ -19,7 +19,19 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from . import bench_router, catalogue, dispatch, facade, gateway, groups, growth, imports, names, tracing
+from . import (
+    bench_router,
+    catalogue,
+    codemode,
+    dispatch,
+    facade,
+    gateway,
+    groups,
+    growth,
+    imports,
+    names,
+    tracing,
+)
 from ._common import Row, Settings, machine, print_table, revision
 
 BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
@@ -33,6 +45,7 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     facade.NAME: facade.run,
     gateway.NAME: gateway.run,
     groups.NAME: groups.run,
+    codemode.NAME: codemode.run,
 }
 
 # With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.
