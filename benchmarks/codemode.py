@@ -105,7 +105,7 @@ async def _function_calling(adapter: OpenAIPeerToolAdapter, budget: bool) -> tup
         adapter.public_name("git", "git_show"),
         adapter.public_name("tracker", "create_issue"),
     )
-    script = [
+    script: list[Any] = [
         chat_completion({"tool_calls": [tool_call("c1", log, json.dumps({"repo_path": "/srv/app"}))]}),
         chat_completion(
             {
@@ -141,7 +141,7 @@ tracker.create_issue(title=newest["id"] + ": " + newest["message"], body=shown[:
 
 
 async def _code_mode(adapter: OpenAIPeerToolAdapter) -> tuple[int, int]:
-    script = [
+    script: list[Any] = [
         chat_completion(
             {"tool_calls": [tool_call("c1", "find_tools", json.dumps({"query": "git commit log"}))]}
         ),
