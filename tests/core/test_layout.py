@@ -29,8 +29,8 @@ FAMILIES = ("groups", "relevance", "codemode")
 SOCKETS = {
     "groups": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._answering", "mcpx_router._catalogue"},
     "relevance": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._catalogue", "mcpx_router.loop"},
-    # Code mode is plugged in by nothing of the core yet: `from mcpx_router.codemode import CodeMode`.
-    "codemode": set(),
+    # Code mode loads on first use only: `mcpx_router.codemode` (the package's __getattr__).
+    "codemode": {"mcpx_router"},
 }
 """The modules of the core (outside the families) that may import each family."""
 MAX_LINES = 400
