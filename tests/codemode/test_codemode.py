@@ -22,9 +22,19 @@ from pydantic import Field
 
 from mcpx_router import OpenAIPeerToolAdapter, UsageError
 from mcpx_router.codemode import CodeMode, SandboxLimits
+from mcpx_router.loop import run_chat, run_responses
 
 from ..support._model_peers import RecordingPeer, text_result
-from ..support._openai_replay import CHAT, chat_completion, replay_openai, tool_call
+from ..support._openai_replay import (
+    CHAT,
+    RESPONSES,
+    chat_completion,
+    function_call,
+    output_message,
+    replay_openai,
+    response,
+    tool_call,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
@@ -357,3 +367,37 @@ async def test_the_models_other_calls_get_an_error_answer_each() -> None:
     assert [a["tool_call_id"] for a in answers] == ["a", "b", "c"]
     assert answers[0]["content"].startswith("Error: there is no function 'git__git_log'")
     assert all(a["content"].startswith("Error:") for a in answers)
+
+
+PROGRAM = 'log = git.git_log(repo_path="/srv/app", max_count=1)\nlog["commits"][0]["id"]'
+
+
+async def test_run_chat_and_run_responses_offer_code_mode_in_place_of_the_tools() -> None:
+    chat_script: list[Any] = [
+        chat_completion(
+            {"content": None, "tool_calls": [tool_call("c1", "run_python", json.dumps({"code": PROGRAM}))]}
+        ),
+        chat_completion({"content": "a1b2c3"}),
+    ]
+    responses_script: list[Any] = [
+        response([function_call("r1", "run_python", json.dumps({"code": PROGRAM}))]),
+        response([output_message("a1b2c3")]),
+    ]
+    async with code_mode() as (code, adapter, _):
+        with replay_openai(chat_script + responses_script) as replay:
+            client = AsyncOpenAI(base_url=replay.base_url, api_key="test", max_retries=0)
+            chat = await run_chat(
+                client, adapter, model="m", messages=[{"role": "user", "content": "newest?"}], code_mode=code
+            )
+            answered = await run_responses(client, adapter, model="m", input="newest?", code_mode=code)
+            with pytest.raises(UsageError, match="leave tool_search and text_calls off"):
+                await run_chat(client, adapter, model="m", messages=[], code_mode=code, tool_search=True)
+            await client.close()
+    assert chat.text == "a1b2c3" and chat.tool_calls == 1
+    assert answered.text == "a1b2c3" and answered.tool_calls == 1
+    for path, key in ((CHAT, "messages"), (RESPONSES, "input")):
+        first, second = replay.bodies(path)
+        names = [t.get("name") or t["function"]["name"] for t in first["tools"]]
+        assert names == ["run_python", "find_tools"]
+        answers = [str(item.get("content") or item.get("output")) for item in second[key]]
+        assert any(a.endswith('Result: "a1b2c3"') for a in answers)

@@ -29,8 +29,9 @@ FAMILIES = ("groups", "relevance", "codemode")
 SOCKETS = {
     "groups": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._answering", "mcpx_router._catalogue"},
     "relevance": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._catalogue", "mcpx_router.loop"},
-    # Code mode loads on first use only: `mcpx_router.codemode` (the package's __getattr__).
-    "codemode": {"mcpx_router"},
+    # Code mode loads on first use only: `mcpx_router.codemode` (the package's __getattr__), and
+    # the loops' `code_mode=` (loop.py loads with `from mcpx_router.loop import ...`).
+    "codemode": {"mcpx_router", "mcpx_router.loop"},
 }
 """The modules of the core (outside the families) that may import each family."""
 MAX_LINES = 400
