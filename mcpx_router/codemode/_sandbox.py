@@ -141,7 +141,7 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class _Namespace:
+class ToolNamespace:
     """The host side of a namespace object in the sandbox (its calls are answered by name)."""
 
     __slots__ = ("name",)
@@ -188,6 +188,8 @@ class _Run:
         self.result = result
         self.by_object: dict[Any, str] = {}
         self.objects: dict[str, Any] = {}
+        self.held: dict[str, tuple[str, str]] = {}
+        """Functions the program took as values (`f = git.git_log`), by their qualified name."""
         self.deadline = anyio.current_time() + limits.wall_time
 
     async def answer(self, snapshot: Any) -> Any:
@@ -199,6 +201,10 @@ class _Run:
                 return await _step(lambda: snapshot.resume(value=find_tools))
             if snapshot.object_id is None and self.api.namespace(name) is not None:
                 return await _step(lambda: snapshot.resume(value=self._namespace(name)))
+            namespace = self.by_object.get(snapshot.object_id) if snapshot.object_id is not None else None
+            function = None if namespace is None else self.api.function(namespace, name)
+            if function is not None:  # `f = git.git_log`: a host function standing for it
+                return await _step(lambda: snapshot.resume(value=self._held(function)))
             return await _step(snapshot.resume)
         if isinstance(snapshot, pm.FunctionSnapshot):
             outcome = await self._function(snapshot)
@@ -208,12 +214,21 @@ class _Run:
         # A future: nothing here hands the program one, so none can be pending.
         return await _step(lambda: snapshot.resume({}))
 
+    def _held(self, function: ToolFunction) -> Callable[..., Any]:
+        def stand_in(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("answered by the host")  # pragma: no cover
+
+        # A dotted name is no Python identifier: no function of the program's own can have it.
+        stand_in.__name__ = stand_in.__qualname__ = function.qualified
+        self.held[function.qualified] = (function.namespace, function.function)
+        return stand_in
+
     def _namespace(self, name: str) -> Any:
         import pydantic_monty as pm
 
         wrapped = self.objects.get(name)
         if wrapped is None:
-            wrapped = self.objects[name] = pm.ClassInstance(_Namespace(name))
+            wrapped = self.objects[name] = pm.ClassInstance(ToolNamespace(name))
             self.by_object[wrapped.id] = name
         return wrapped
 
@@ -234,6 +249,10 @@ class _Run:
             return await self._tool(function, snapshot.args, snapshot.kwargs)
         if snapshot.object_id is None and name == "find_tools":
             return await self._find(snapshot.args, snapshot.kwargs)
+        if snapshot.object_id is None and name in self.held:
+            function = self.api.function(*self.held[name])
+            if function is not None:
+                return await self._tool(function, snapshot.args, snapshot.kwargs)
         if snapshot.object_id is not None:
             return _raise(AttributeError(f"the object has no method {name!r} the sandbox can call"))
         return _raise(NameError(f"name {name!r} is not defined"))

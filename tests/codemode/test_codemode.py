@@ -401,3 +401,40 @@ async def test_run_chat_and_run_responses_offer_code_mode_in_place_of_the_tools(
         assert names == ["run_python", "find_tools"]
         answers = [str(item.get("content") or item.get("output")) for item in second[key]]
         assert any(a.endswith('Result: "a1b2c3"') for a in answers)
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        ('f = git.git_log\nf(repo_path="/r")["repo"]', "/r"),
+        ('[hasattr(git, "git_log"), hasattr(git, "nothing")]', [True, False]),
+        ('git.git_log(**{"repo_path": "/k", "max_count": 1})["commits"][0]["id"]', "a1b2c3"),
+        (
+            'import asyncio\nasync def m():\n    return git.git_log(repo_path="/a")\n'
+            'asyncio.run(m())["repo"]',
+            "/a",
+        ),
+    ],
+)
+async def test_functions_are_values_and_calls_take_any_python_call_form(program: str, expected: Any) -> None:
+    async with code_mode() as (code, _, _):
+        result = await code.run(program)
+    assert result.error is None, result.error
+    assert result.value == expected
+
+
+@pytest.mark.parametrize(
+    ("argument", "said"),
+    [
+        ('b"x"', "a Python bytes is not a JSON value"),
+        ("{1, 2}", "a Python set is not a JSON value"),
+        ('float("nan")', "nan is not a finite number"),
+        ("git", "a Python ToolNamespace is not a JSON value"),
+    ],
+)
+async def test_arguments_json_cannot_carry_are_refused_before_the_peer(argument: str, said: str) -> None:
+    async with code_mode() as (code, _, tracker):
+        result = await code.run(f"tracker.create_issue(title={argument})")
+    assert result.error is not None and said in result.error
+    assert "RuntimeError: tracker.create_issue was not called." in result.error
+    assert tracker.calls == []
