@@ -438,3 +438,38 @@ async def test_arguments_json_cannot_carry_are_refused_before_the_peer(argument:
     assert result.error is not None and said in result.error
     assert "RuntimeError: tracker.create_issue was not called." in result.error
     assert tracker.calls == []
+
+
+async def test_a_stdio_peer_through_the_router_its_tools_changing_and_its_loss_mid_call() -> None:
+    from mcpx_router import Router
+
+    from ..support.router_support import tiny
+
+    async with Router() as router, CodeMode(router.adapter) as code:
+        await router.join("tiny-server", tiny())
+        first = await code.run('[tiny_server.echo(text="hi"), int(tiny_server.pid()) > 0]')
+        assert first.value == ["hi", True], first.error
+        added = await code.run('tiny_server.add_tool(name="new-tool")')
+        assert added.error is None, added.error
+        for _ in range(200):  # the peer's list_changed makes the Router list its tools again
+            if "new_tool" in code.description():
+                break
+            await anyio.sleep(0.05)
+        second = await code.run('tiny_server.new_tool(text="fresh")')
+        assert second.value == "fresh", second.error
+
+        async def leave_soon() -> None:
+            await anyio.sleep(0.5)
+            await router.leave("tiny-server")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(leave_soon)
+            lost = await code.run(
+                'try:\n    tiny_server.sleep(seconds=10)\nexcept Exception as e:\n    said = str(e)\nsaid'
+            )
+    assert lost.error is None, lost.error
+    # Honest: the call was sent, so it may have run.
+    assert lost.value == (
+        "tiny_server.sleep: peer 'tiny-server' left while the call ran; it may or may not have taken effect"
+    )
+    assert lost.calls[0].error_type == "peer_unavailable"
