@@ -161,6 +161,46 @@ class CodeMode:
             legacy_function(self.find_name, _FIND_ABOUT, _QUERY),
         )
 
+    # -- as a source of tools for the framework integrations (`version`, `tools`, `call`) ----
+
+    @property
+    def version(self) -> int:
+        """Changes when the adapter's catalogue does (the namespaces in the description with it)."""
+        return self._adapter.version
+
+    @property
+    def tools(self) -> tuple[PublishedTool, ...]:
+        """`run_python` and `find_tools` as published tools: what an integration offers of a
+        `CodeMode` given in place of a Router (`RouterToolset(code)`, `LangChainTools(code)`...)."""
+        from .._catalogue import PublishedTool
+
+        return tuple(
+            PublishedTool(
+                name=name, peer="", tool=name, description=about, parameters=schema, input_schema=schema
+            )
+            for name, about, schema in (
+                (self.run_name, self.description(), _CODE),
+                (self.find_name, _FIND_ABOUT, _QUERY),
+            )
+        )
+
+    def get_openai_tools(
+        self, *, relevant_to: Any = None, max_tools: Any = None
+    ) -> tuple[dict[str, Any], ...]:
+        """As `chat_tools` (the arguments are those of the adapter's, and change nothing here)."""
+        return self.chat_tools()
+
+    async def call(self, name: str, arguments: Any) -> Outcome:
+        """Answer a call of `run_python` or `find_tools` by name, as the adapter's `call` answers a
+        tool's: a program that stopped early is an answer too (it says what ran); a call that is
+        not one of the two, or has no usable argument, is an error outcome."""
+        from .._dispatch import error, success
+
+        text = await self._answer(name, arguments, None)
+        if text.startswith("Error:") and not text.startswith("Error: the program stopped"):
+            return error(text.removeprefix("Error: "), None, "invalid_call")
+        return success(text, None, None)
+
     # -- running ---------------------------------------------------------------------------
 
     async def find_tools(self, query: str) -> str:

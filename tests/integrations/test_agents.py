@@ -308,3 +308,27 @@ def test_an_outcome_as_a_call_tool_result(outcome: Outcome, content: list[Any], 
     result = call_tool_result(outcome)
     texts = [block.text if isinstance(block, mt.TextContent) else block for block in result.content]
     assert (texts, result.is_error) == (content, is_error)
+
+
+async def test_code_mode_is_offered_as_its_two_functions_of_one_mcp_server() -> None:
+    from mcpx_router.codemode import CodeMode
+
+    async with Router() as router, CodeMode(router.adapter) as code:
+        await router.join("weather", InProcessPeer(weather_station()))
+        program = 'weather.alerts(region="Portugal")["alerts"][0]'
+
+        def first(call: ModelCall) -> Any:
+            assert offered(call) == ["run_python", "find_tools"]
+            return [function_call("run_python", {"code": program}, call_id="c1")]
+
+        def second(call: ModelCall) -> Any:
+            assert outputs(call)["c1"] == (
+                'Calls made (1):\n1. weather.alerts(region="Portugal") -> ok\n\n'
+                'Result: "storm warning: coast"'
+            )
+            return [assistant_message("done")]
+
+        model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second)])
+        agent = Agent(name="assistant", model=model, mcp_servers=[RouterMCPServer(code)])
+        await Runner.run(agent, "Alerts in Portugal?", run_config=RunConfig(tracing_disabled=True))
+        model.assert_complete()

@@ -176,3 +176,21 @@ def test_copies_of_the_program_share_the_live_tools(caplog: pytest.LogCaptureFix
 
     assert observations(prediction)[0] == "docs/architecture.md: tools are published as peer__tool."
     assert "docs__search" not in agent.tools  # the original refreshes on its own next step
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_react_in_code_mode_runs_one_program(anyio_backend: str) -> None:
+    from mcpx_router.codemode import CodeMode
+
+    async with Router(**ROUTER_OPTIONS) as router, CodeMode(router.adapter) as code:
+        await router.join("weather", InProcessPeer(weather_station()))
+        toolset = DSPyTools(code)
+        assert [tool.name for tool in toolset.tools()] == ["run_python", "find_tools"]
+        program = 'weather.forecast(city="Paris").split(",")[0]'
+        lm = DummyLM([step("run_python", code=program), *finish("Light rain.")])
+        with dspy.context(lm=lm):
+            prediction = await toolset.react("question -> answer").acall(question="Paris?")
+    assert prediction.answer == "Light rain."
+    assert observations(prediction)[0] == (
+        'Calls made (1):\n1. weather.forecast(city="Paris") -> ok\n\nResult: "Paris: light rain"'
+    )
