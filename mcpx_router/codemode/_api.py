@@ -68,6 +68,7 @@ class SandboxApi:
                     tool.description,
                     tool.input_schema,
                     tool.output_schema,
+                    tool.destructive,
                 )
                 functions[function.function] = function
                 self._by_public[tool.name] = function

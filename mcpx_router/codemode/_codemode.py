@@ -22,7 +22,7 @@ from ..model._arguments import ArgumentsError, parse_arguments
 from ..model._calls import answer, parse_tool_calls
 from ..model._schema import chat_tool, legacy_function, responses_tool
 from ._api import SandboxApi, describe_found
-from ._sandbox import ProgramResult, SandboxLimits, run_program
+from ._sandbox import Approve, ProgramResult, SandboxLimits, run_program
 
 if TYPE_CHECKING:
     from .._adapter import OpenAIPeerToolAdapter
@@ -81,6 +81,9 @@ class CodeMode:
         limits: What one program may use (`SandboxLimits`).
         allow: Which tools programs may call (None: all). `lambda tool: not tool.destructive`
             keeps out those that do not declare themselves read-only or non-destructive.
+        approve: Asked before each call of a destructive tool, with its `ToolFunction` and the
+            arguments: True runs it; anything else (False, a failure of the check itself) refuses
+            it, and the program gets a `PermissionError`. May be async. None: calls run unasked.
         call_timeout: Seconds each tool call may take, overriding the adapter's default.
         max_found: The most functions one `find_tools` lists.
         workers: The most programs run at once (one sandbox worker process each).
@@ -92,6 +95,7 @@ class CodeMode:
         *,
         limits: SandboxLimits | None = None,
         allow: Callable[[PublishedTool], bool] | None = None,
+        approve: Approve | None = None,
         call_timeout: float | Literal["adapter"] | None = "adapter",
         max_found: int = 8,
         workers: int = 2,
@@ -106,6 +110,7 @@ class CodeMode:
         self.limits = limits if limits is not None else SandboxLimits()
         self._api = SandboxApi(adapter, allow)
         self._call_timeout = call_timeout
+        self._approve = approve
         self._max_found = max_found
         self._workers = workers
         self.run_name = run_name
@@ -232,7 +237,9 @@ class CodeMode:
             )
         if not isinstance(code, str):
             raise UsageError(f"code must be a str, not {type(code).__name__}")
-        return await run_program(code, pool=self._pool, api=self._api, call=self._call, limits=self.limits)
+        return await run_program(
+            code, pool=self._pool, api=self._api, call=self._call, limits=self.limits, approve=self._approve
+        )
 
     async def _call(self, public_name: str, arguments: dict[str, Any]) -> Outcome:
         if self._call_timeout == "adapter":

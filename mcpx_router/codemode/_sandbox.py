@@ -12,7 +12,9 @@ loop (asyncio or trio) goes on while the program computes.
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
+import logging
 import math
 import traceback
 from collections.abc import Awaitable, Callable
@@ -29,9 +31,13 @@ if TYPE_CHECKING:
     from .._dispatch import Outcome
     from ._signatures import ToolFunction
 
-__all__ = ["CallRecord", "ProgramResult", "SandboxLimits", "run_program"]
+__all__ = ["Approve", "CallRecord", "ProgramResult", "SandboxLimits", "run_program"]
+
+logger = logging.getLogger("mcpx_router")
 
 ToolCaller = Callable[[str, dict[str, Any]], Awaitable["Outcome"]]
+Approve = Callable[["ToolFunction", dict[str, Any]], "bool | Awaitable[bool]"]
+"""Asked before each call of a destructive tool: run it (True) or refuse it (False)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,10 +186,16 @@ class _Run:
     """One program's answers to its snapshots."""
 
     def __init__(
-        self, api: SandboxApi, call: ToolCaller, limits: SandboxLimits, result: ProgramResult
+        self,
+        api: SandboxApi,
+        call: ToolCaller,
+        limits: SandboxLimits,
+        result: ProgramResult,
+        approve: Approve | None = None,
     ) -> None:
         self.api = api
         self.call = call
+        self.approve = approve
         self.limits = limits
         self.result = result
         self.by_object: dict[Any, str] = {}
@@ -263,6 +275,17 @@ class _Run:
         hint = f"; did you mean {', '.join(f'{namespace}.{c}' for c in close)}?" if close else ""
         return f"{namespace} has no function {name!r}{hint} (find_tools(query) lists what there is)"
 
+    async def _refused(self, function: ToolFunction, arguments: dict[str, Any]) -> str | None:
+        """Why the host's approval refused the call, or None when it approved it."""
+        assert self.approve is not None
+        try:
+            if await _approved(self.approve, function, arguments):
+                return None
+        except Exception as exc:  # a failing check never approves
+            logger.warning("the approval of %s failed: %r", function.qualified, exc)
+            return "the host's approval check failed, so the call was not made"
+        return "the host did not approve this call"
+
     def _over_budget(self) -> Any | None:
         if len(self.result.calls) >= self.limits.max_calls:
             return _raise(
@@ -291,6 +314,13 @@ class _Run:
             arguments = function.bind(args, kwargs)
         except TypeError as exc:
             return _raise(exc)
+        if self.approve is not None and function.destructive:
+            refused = await self._refused(function, arguments)
+            if refused is not None:
+                self.result.calls.append(
+                    CallRecord(function.qualified, arguments, False, refused, "not_approved")
+                )
+                return _raise(PermissionError(f"{function.qualified} was not called: {refused}"))
         outcome = await self.call(function.public_name, arguments)
         if outcome.is_error:
             # The router's explanation, naming the function as the program knows it.
@@ -305,6 +335,13 @@ class _Run:
             return _raise(kind(said))
         self.result.calls.append(CallRecord(function.qualified, arguments, True, "ok"))
         return {"return_value": python_value(outcome, function.unwrap)}
+
+
+async def _approved(approve: Approve, function: ToolFunction, arguments: dict[str, Any]) -> bool:
+    answer = approve(function, arguments)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return answer is True
 
 
 def python_value(outcome: Outcome, unwrap: bool = False) -> Any:
@@ -339,7 +376,13 @@ def _describe(exc: BaseException) -> str:
 
 
 async def run_program(
-    code: str, *, pool: Any, api: SandboxApi, call: ToolCaller, limits: SandboxLimits
+    code: str,
+    *,
+    pool: Any,
+    api: SandboxApi,
+    call: ToolCaller,
+    limits: SandboxLimits,
+    approve: Approve | None = None,
 ) -> ProgramResult:
     """Run `code` in a fresh sandbox session of `pool` and say what it did; never raises for
     anything the program does."""
@@ -347,7 +390,7 @@ async def run_program(
 
     result = ProgramResult()
     printed = _Printed(limits.max_printed_chars)
-    run = _Run(api, call, limits, result)
+    run = _Run(api, call, limits, result, approve)
     session = pool.checkout(
         script_name="program.py",
         limits={

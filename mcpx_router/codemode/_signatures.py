@@ -116,6 +116,8 @@ class ToolFunction:
     description: str
     structured: bool
     """The tool declares an output schema: its results are dicts."""
+    destructive: bool = False
+    """The tool may change things beyond repair (`PublishedTool.destructive`)."""
     unwrap: bool = False
     """The output schema only wraps a value as `{"result": value}` (as the MCP Python SDK and
     FastMCP do for a function returning a str, list...): the program gets the value."""
@@ -129,6 +131,7 @@ class ToolFunction:
         description: str,
         input_schema: Mapping[str, Any],
         output_schema: Mapping[str, Any] | None = None,
+        destructive: bool = False,
     ) -> ToolFunction:
         properties = input_schema.get("properties") if isinstance(input_schema, Mapping) else None
         properties = properties if isinstance(properties, Mapping) else {}
@@ -177,6 +180,7 @@ class ToolFunction:
             returns,
             description.strip(),
             output_schema is not None,
+            destructive,
             unwrap,
         )
 

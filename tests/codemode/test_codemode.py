@@ -473,3 +473,52 @@ async def test_a_stdio_peer_through_the_router_its_tools_changing_and_its_loss_m
         "tiny_server.sleep: peer 'tiny-server' left while the call ran; it may or may not have taken effect"
     )
     assert lost.calls[0].error_type == "peer_unavailable"
+
+
+async def test_the_hosts_approval_is_asked_before_each_destructive_call_only() -> None:
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def approve(function: Any, arguments: dict[str, Any]) -> bool:
+        asked.append((function.qualified, arguments))
+        if arguments.get("title") == "boom":
+            raise RuntimeError("the approval service is down")
+        return arguments.get("title") == "fine"
+
+    async with code_mode() as (_, adapter, tracker), AsyncExitStack() as stack:
+        reader = RecordingPeer("reader")
+        reader.tools.append(
+            mt.Tool(
+                name="peek",
+                description="Read only.",
+                input_schema={"type": "object", "properties": {}},
+                annotations=mt.ToolAnnotations(read_only_hint=True),
+            )
+        )
+        reader.handlers["peek"] = lambda arguments: _text("seen")
+        await adapter.add_peer("reader", await stack.enter_async_context(mcp.Client(reader.server())))
+        guarded = await stack.enter_async_context(CodeMode(adapter, approve=approve))
+        program = """
+out = [reader.peek(), tracker.create_issue(title="fine")]
+for title in ["refused", "boom"]:
+    try:
+        tracker.create_issue(title=title)
+    except PermissionError as e:
+        out.append(str(e))
+out
+"""
+        result = await guarded.run(program)
+    assert result.error is None, result.error
+    assert result.value == [
+        "seen",
+        "issue #4 created: fine",
+        "tracker.create_issue was not called: the host did not approve this call",
+        "tracker.create_issue was not called: the host's approval check failed, so the call was not made",
+    ]
+    # The read-only tool was never asked about; the refused calls never reached the peer.
+    assert [name for name, _ in asked] == ["tracker.create_issue"] * 3
+    assert tracker.calls == [("create-issue", {"title": "fine"})]
+    assert [c.error_type for c in result.calls] == [None, None, "not_approved", "not_approved"]
+
+
+async def _text(value: str) -> mt.CallToolResult:
+    return text_result(value)
