@@ -398,11 +398,16 @@ async def run_program(
             "max_turn_duration_secs": limits.wall_time,
             "max_memory": limits.max_memory,
             "max_recursion_depth": limits.max_recursion_depth,
-            "max_suspensions": limits.max_calls * 4 + 100,
+            # Tool calls are counted here (max_calls); sleeps and look-ups are bounded by the time.
+            "max_suspensions": 100_000,
             "max_total_sleep_secs": limits.wall_time,
         },
     )
-    await _step(session.__enter__)
+    try:
+        await _step(session.__enter__)
+    except pm.MontyError as exc:  # no worker could serve it: say so, as the answer
+        result.error = f"the sandbox could not start the program: {_describe(exc)}"
+        return result
     try:
         with anyio.move_on_after(limits.wall_time) as scope:
             try:
@@ -419,7 +424,10 @@ async def run_program(
             )
     finally:
         with anyio.CancelScope(shield=True):
-            await _step(lambda: session.__exit__(None, None, None))
+            try:
+                await _step(lambda: session.__exit__(None, None, None))
+            except pm.MontyError as exc:  # a worker that died already: the pool replaces it
+                logger.debug("closing a sandbox session: %r", exc)
     result.printed = "".join(printed.parts)
     result.printed_omitted = printed.omitted
     return result

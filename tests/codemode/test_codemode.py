@@ -213,6 +213,9 @@ async def test_names_follow_peers_as_they_join_and_leave_and_a_lost_peer_is_answ
         ("def f(n):\n    return f(n + 1)\nf(0)", "RecursionError"),
         ("for i in range(100):\n    git.git_show(repo_path='/', revision=str(i))", "made its 5 calls"),
         ("x = (1", "SyntaxError"),
+        ("import time\ntime.sleep(100)", "TimeoutError: sleep limit exceeded"),
+        # Whichever clock stops it first (the whole program's, or the interpreter's own).
+        ("import time\nwhile True:\n    time.sleep(0.01)", "TimeoutError"),
     ],
 )
 async def test_hostile_or_broken_programs_are_stopped_with_a_readable_error(
