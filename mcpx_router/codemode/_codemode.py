@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 import anyio
 import anyio.to_thread
@@ -25,6 +25,10 @@ from ._api import SandboxApi, describe_found
 from ._sandbox import Approve, ProgramResult, SandboxLimits, run_program
 
 if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionFunctionToolParam
+    from openai.types.responses import FunctionToolParam
+    from openai.types.shared_params import FunctionDefinition
+
     from .._adapter import OpenAIPeerToolAdapter
     from .._catalogue import PublishedTool
     from .._dispatch import Outcome
@@ -145,26 +149,29 @@ class CodeMode:
         """`run_python`'s description: how to program, and the namespaces there are."""
         return _RUN_ABOUT + self._api.overview()
 
-    def chat_tools(self) -> tuple[dict[str, Any], ...]:
+    def chat_tools(self) -> tuple[ChatCompletionFunctionToolParam, ...]:
         """The Chat Completions `tools`: `run_python` and `find_tools`."""
-        return (
+        tools = (
             chat_tool(self.run_name, self.description(), _CODE),
             chat_tool(self.find_name, _FIND_ABOUT, _QUERY),
         )
+        return cast("tuple[ChatCompletionFunctionToolParam, ...]", tools)
 
-    def responses_tools(self) -> tuple[dict[str, Any], ...]:
+    def responses_tools(self) -> tuple[FunctionToolParam, ...]:
         """The Responses API `tools`: `run_python` and `find_tools`."""
-        return (
+        tools = (
             responses_tool(self.run_name, self.description(), _CODE),
             responses_tool(self.find_name, _FIND_ABOUT, _QUERY),
         )
+        return cast("tuple[FunctionToolParam, ...]", tools)
 
-    def functions(self) -> tuple[dict[str, Any], ...]:
+    def functions(self) -> tuple[FunctionDefinition, ...]:
         """The legacy `functions` list."""
-        return (
+        tools = (
             legacy_function(self.run_name, self.description(), _CODE),
             legacy_function(self.find_name, _FIND_ABOUT, _QUERY),
         )
+        return cast("tuple[FunctionDefinition, ...]", tools)
 
     # -- as a source of tools for the framework integrations (`version`, `tools`, `call`) ----
 
@@ -191,7 +198,7 @@ class CodeMode:
 
     def get_openai_tools(
         self, *, relevant_to: Any = None, max_tools: Any = None
-    ) -> tuple[dict[str, Any], ...]:
+    ) -> tuple[ChatCompletionFunctionToolParam, ...]:
         """As `chat_tools` (the arguments are those of the adapter's, and change nothing here)."""
         return self.chat_tools()
 

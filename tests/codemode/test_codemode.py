@@ -468,7 +468,7 @@ async def test_a_stdio_peer_through_the_router_its_tools_changing_and_its_loss_m
         async with anyio.create_task_group() as tg:
             tg.start_soon(leave_soon)
             lost = await code.run(
-                'try:\n    tiny_server.sleep(seconds=10)\nexcept Exception as e:\n    said = str(e)\nsaid'
+                "try:\n    tiny_server.sleep(seconds=10)\nexcept Exception as e:\n    said = str(e)\nsaid"
             )
     assert lost.error is None, lost.error
     # Honest: the call was sent, so it may have run.
