@@ -8,7 +8,7 @@ it imports the core and `model/`; nothing of the core imports it.
 
 from ._codemode import CodeMode
 from ._identifiers import identifier
-from ._sandbox import CallRecord, ProgramResult, SandboxLimits
+from ._result import CallRecord, ProgramResult, SandboxLimits
 from ._signatures import ToolFunction
 
 __all__ = ["CallRecord", "CodeMode", "ProgramResult", "SandboxLimits", "ToolFunction", "identifier"]

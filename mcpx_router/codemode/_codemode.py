@@ -22,7 +22,8 @@ from ..model._arguments import ArgumentsError, parse_arguments
 from ..model._calls import answer, parse_tool_calls
 from ..model._schema import chat_tool, legacy_function, responses_tool
 from ._api import SandboxApi, describe_found
-from ._sandbox import Approve, ProgramResult, SandboxLimits, run_program
+from ._result import ProgramResult, SandboxLimits
+from ._sandbox import Approve, run_program
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionFunctionToolParam
