@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -140,3 +141,67 @@ def test_binding_maps_positional_and_python_names_back_to_the_schema() -> None:
         function.bind(("/srv",), {"repo_path": "/x"})
     with pytest.raises(TypeError, match="takes 3 positional arguments but 4"):
         function.bind((1, 2, 3, 4), {})
+
+
+PEER_IDS = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,12}", fullmatch=True)
+TOOL_NAMES = st.one_of(
+    st.text(min_size=1, max_size=20).filter(lambda s: s.strip() == s and s.isprintable()),
+    st.sampled_from(["class", "print", "find_tools", "git-log", "git_log", "3d", "Café", "搜索", "__init__"]),
+)
+
+
+def _catalogue_api(peers: dict[str, list[str]]) -> tuple[Any, Any]:
+    import mcp_types as mt
+
+    from mcpx_router import OpenAIPeerToolAdapter
+    from mcpx_router.codemode._api import SandboxApi
+
+    adapter = OpenAIPeerToolAdapter()
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    for peer, names in peers.items():
+        adapter._catalogue.set_peer(peer, [mt.Tool(name=n, input_schema=schema) for n in names])
+    return adapter, SandboxApi(adapter)
+
+
+@given(st.dictionaries(PEER_IDS, st.lists(TOOL_NAMES, unique=True, max_size=8), max_size=6))
+def test_every_published_tool_is_one_function_of_its_peers_namespace(peers: dict[str, list[str]]) -> None:
+    adapter, api = _catalogue_api(peers)
+    namespaces = api.namespaces()
+    published = {tool.name: tool for tool in adapter.tools}
+    seen: dict[str, str] = {}
+    for namespace, functions in namespaces.items():
+        assert is_identifier(namespace) and namespace not in RESERVED
+        for ident, function in functions.items():
+            assert is_identifier(ident) and ident == function.function and function.namespace == namespace
+            assert function.public_name not in seen, "two functions for one tool"
+            seen[function.public_name] = function.qualified
+            tool = published[function.public_name]
+            # The namespace is its peer's: every function of a namespace belongs to one peer.
+            assert {published[f.public_name].peer for f in functions.values()} == {tool.peer}
+    assert set(seen) == set(published)
+    assert len(set(seen.values())) == len(seen)
+
+
+@given(
+    st.dictionaries(
+        PEER_IDS, st.lists(TOOL_NAMES, unique=True, min_size=1, max_size=6), min_size=1, max_size=4
+    ),
+    st.data(),
+)
+def test_a_function_keeps_its_name_while_its_tool_exists(
+    peers: dict[str, list[str]], data: st.DataObject
+) -> None:
+    import mcp_types as mt
+
+    adapter, api = _catalogue_api(peers)
+    before = {f.public_name: f.qualified for fs in api.namespaces().values() for f in fs.values()}
+    peer = data.draw(st.sampled_from(sorted(peers)))
+    kept = data.draw(st.lists(st.sampled_from(peers[peer]), unique=True))
+    added = data.draw(st.lists(TOOL_NAMES.filter(lambda n: n not in peers[peer]), unique=True, max_size=4))
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    adapter._catalogue.set_peer(peer, [mt.Tool(name=n, input_schema=schema) for n in [*added, *kept]])
+    after = {f.public_name: f.qualified for fs in api.namespaces().values() for f in fs.values()}
+    for name, qualified in before.items():
+        if name in after:
+            assert after[name] == qualified
+    assert len(set(after.values())) == len(after)
