@@ -250,6 +250,11 @@ class Groups:
             origin=first.origin,
             fingerprint=first.fingerprint,
         )
+        # What code mode reads of it: the members' output schema where they all declare the same,
+        # and destructive when any member is.
+        outputs = [m.output_schema for m in group.members]
+        tool.output_schema = outputs[0] if all(o == outputs[0] for o in outputs) else None
+        tool.destructive = any(m.destructive for m in group.members)
         return tool, parameter
 
     def _shown(self, peers: Peers, version: int, views: Views) -> Peers:

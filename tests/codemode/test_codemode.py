@@ -525,3 +525,23 @@ out
 
 async def _text(value: str) -> mt.CallToolResult:
     return text_result(value)
+
+
+async def test_a_group_of_equivalent_tools_is_the_groups_namespace() -> None:
+    from mcpx_router.testing import search_agent
+
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(
+            OpenAIPeerToolAdapter(aliases={"search": ["web/search", "news/search"]})
+        )
+        await adapter.add_peer("web", await stack.enter_async_context(mcp.Client(search_agent())))
+        await adapter.add_peer("news", await stack.enter_async_context(mcp.Client(search_agent())))
+        code = await stack.enter_async_context(CodeMode(adapter))
+        assert "groups (1): search" in code.description()
+        found = await code.find_tools("search")
+        result = await code.run('groups.search(query="anyio")')
+    signature = next(block for block in found.split("\n\n") if block.startswith("groups.search("))
+    assert "peer: " in signature.splitlines()[0]  # the group's own parameter: which member serves
+    assert result.error is None, result.error
+    # The members declare the same output schema: the group's result is the value itself.
+    assert result.value == "AnyIO: structured concurrency on top of asyncio or Trio."
