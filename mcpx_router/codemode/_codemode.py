@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal, Self, cast
 import anyio
 import anyio.to_thread
 
+from .._dispatch import check_timeout
 from .._errors import UsageError
+from .._naming import is_legal_name
 from ..model._arguments import ArgumentsError, parse_arguments
 from ..model._calls import answer, parse_tool_calls
 from ..model._schema import chat_tool, legacy_function, responses_tool
@@ -92,6 +94,7 @@ class CodeMode:
         call_timeout: Seconds each tool call may take, overriding the adapter's default.
         max_found: The most functions one `find_tools` lists.
         workers: The most programs run at once (one sandbox worker process each).
+        run_name, find_name: The names the model sees the two functions under.
     """
 
     def __init__(
@@ -111,6 +114,15 @@ class CodeMode:
             raise UsageError(f"workers must be a positive whole number, not {workers!r}")
         if isinstance(max_found, bool) or not isinstance(max_found, int) or max_found < 1:
             raise UsageError(f"max_found must be a positive whole number, not {max_found!r}")
+        if call_timeout != "adapter":
+            check_timeout(call_timeout)
+        for name in (run_name, find_name):
+            if not isinstance(name, str) or not is_legal_name(name):
+                raise UsageError(f"a function name must match ^[a-zA-Z0-9_-]{{1,64}}$, not {name!r}")
+        if run_name == find_name:
+            raise UsageError(f"run_name and find_name must differ, not both {run_name!r}")
+        if limits is not None and not isinstance(limits, SandboxLimits):
+            raise UsageError(f"limits must be a SandboxLimits, not {type(limits).__name__}")
         self._adapter = adapter
         self.limits = limits if limits is not None else SandboxLimits()
         self._api = SandboxApi(adapter, allow)

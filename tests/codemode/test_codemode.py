@@ -545,3 +545,34 @@ async def test_a_group_of_equivalent_tools_is_the_groups_namespace() -> None:
     assert result.error is None, result.error
     # The members declare the same output schema: the group's result is the value itself.
     assert result.value == "AnyIO: structured concurrency on top of asyncio or Trio."
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"workers": 0}, "workers must be a positive whole number"),
+        ({"max_found": True}, "max_found must be a positive whole number"),
+        ({"call_timeout": -1}, "a timeout must be a positive number of seconds"),
+        ({"run_name": "run python"}, "a function name must match"),
+        ({"find_name": "run_python"}, "must differ"),
+        ({"limits": "fast"}, "limits must be a SandboxLimits"),
+    ],
+)
+async def test_unusable_options_are_usage_errors(options: dict[str, Any], said: str) -> None:
+    async with OpenAIPeerToolAdapter() as adapter:
+        with pytest.raises(UsageError, match=said):
+            CodeMode(adapter, **options)
+
+
+@pytest.mark.parametrize(
+    ("limits", "said"),
+    [
+        ({"wall_time": 0}, "wall_time must be a positive number"),
+        ({"max_memory": 1.5}, "max_memory must be a positive whole number"),
+        ({"max_calls": 0}, "max_calls must be a positive whole number"),
+        ({"max_output_chars": 10}, "max_output_chars must be None or a whole number of at least 64"),
+    ],
+)
+def test_unusable_limits_are_usage_errors(limits: dict[str, Any], said: str) -> None:
+    with pytest.raises(UsageError, match=said):
+        SandboxLimits(**limits)
