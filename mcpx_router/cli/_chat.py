@@ -9,6 +9,7 @@ one message to the next, and every tool call is shown with the start of its answ
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import sys
@@ -66,6 +67,8 @@ def run_chat_command(
         return _fail("no endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for another endpoint)", 2)
     if code_mode and text_calls:
         return _fail("--code-mode offers run_python and find_tools only: leave --text-calls off", 2)
+    if code_mode and importlib.util.find_spec("pydantic_monty") is None:
+        return _fail("--code-mode needs pydantic-monty: pip install 'mcpx-router[codemode]'", 2)
     settings = {"strict": _STRICT[strict], "media": media, "max_tools": max_tools, "stats_file": stats_file}
     source = _given(prompts) if prompts else _read(stdin or sys.stdin)
     limits = (max_turns, connect_timeout, text_calls, code_mode)
