@@ -28,10 +28,16 @@ class SandboxApi:
     """The namespaces and functions of one adapter's tools, as a program calls them."""
 
     def __init__(
-        self, adapter: OpenAIPeerToolAdapter, allow: Callable[[PublishedTool], bool] | None = None
+        self,
+        adapter: OpenAIPeerToolAdapter,
+        allow: Callable[[PublishedTool], bool] | None = None,
+        *,
+        destructive_enabled: bool = True,
     ) -> None:
         self._adapter = adapter
         self._allow = allow
+        self._destructive_enabled = destructive_enabled
+        """False: the tools that declare themselves destructive are shown, but not callable."""
         self._namespaces: Identifiers[str] = Identifiers("peer")
         self._functions: dict[str, Identifiers[str]] = {}
         self._by_namespace: dict[str, dict[str, ToolFunction]] = {}
@@ -69,6 +75,7 @@ class SandboxApi:
                     tool.input_schema,
                     tool.output_schema,
                     tool.destructive,
+                    self._destructive_enabled or not tool.declared_destructive,
                 )
                 functions[function.function] = function
                 self._by_public[tool.name] = function

@@ -86,11 +86,17 @@ class CodeMode:
         adapter: The adapter whose tools programs call (a Router's: `router.adapter`); each call
             goes through its dispatch, with its names, checks, repairs, groups, timeouts and limits.
         limits: What one program may use (`SandboxLimits`).
-        allow: Which tools programs may call (None: all). `lambda tool: not tool.destructive`
+        allow: Which tools programs see (None: all). `lambda tool: not tool.destructive`
             keeps out those that do not declare themselves read-only or non-destructive.
         approve: Asked before each call of a destructive tool, with its `ToolFunction` and the
             arguments: True runs it; anything else (False, a failure of the check itself) refuses
-            it, and the program gets a `PermissionError`. May be async. None: calls run unasked.
+            it, and the program gets a `PermissionError`. May be async. None: calls run unasked,
+            except those of tools that declare themselves destructive (`destructiveHint: true`),
+            which are refused unless `allow_destructive`.
+        allow_destructive: Without `approve`, let programs call the tools that declare themselves
+            destructive. By default (False) such tools are listed, marked as not callable, and a
+            call raises `PermissionError` without reaching the peer. Tools without annotations
+            are not affected.
         call_timeout: Seconds each tool call may take, overriding the adapter's default.
         max_found: The most functions one `find_tools` lists.
         workers: The most programs run at once (one sandbox worker process each).
@@ -104,6 +110,7 @@ class CodeMode:
         limits: SandboxLimits | None = None,
         allow: Callable[[PublishedTool], bool] | None = None,
         approve: Approve | None = None,
+        allow_destructive: bool = False,
         call_timeout: float | Literal["adapter"] | None = "adapter",
         max_found: int = 8,
         workers: int = 2,
@@ -121,11 +128,15 @@ class CodeMode:
                 raise UsageError(f"a function name must match ^[a-zA-Z0-9_-]{{1,64}}$, not {name!r}")
         if run_name == find_name:
             raise UsageError(f"run_name and find_name must differ, not both {run_name!r}")
+        if not isinstance(allow_destructive, bool):
+            raise UsageError(f"allow_destructive must be True or False, not {allow_destructive!r}")
+        if approve is not None and not callable(approve):
+            raise UsageError(f"approve must be a function (sync or async), not {type(approve).__name__}")
         if limits is not None and not isinstance(limits, SandboxLimits):
             raise UsageError(f"limits must be a SandboxLimits, not {type(limits).__name__}")
         self._adapter = adapter
         self.limits = limits if limits is not None else SandboxLimits()
-        self._api = SandboxApi(adapter, allow)
+        self._api = SandboxApi(adapter, allow, destructive_enabled=allow_destructive or approve is not None)
         self._call_timeout = call_timeout
         self._approve = approve
         self._max_found = max_found

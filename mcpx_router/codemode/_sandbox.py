@@ -204,6 +204,15 @@ class _Run:
             arguments = function.bind(args, kwargs)
         except TypeError as exc:
             return _raise(exc)
+        if not function.enabled:
+            said = (
+                f"{function.qualified} was not called: the tool declares itself destructive, and the host "
+                "has not enabled destructive tools for programs (CodeMode(approve=...) asks before each "
+                "call, allow_destructive=True allows them); tell the user, or do without it"
+            )
+            record = CallRecord(function.qualified, arguments, False, "not enabled", "not_enabled")
+            self.result.calls.append(record)
+            return _raise(PermissionError(said))
         if self.approve is not None and function.destructive:
             refused = await self._refused(function, arguments)
             if refused is not None:

@@ -103,6 +103,12 @@ class Parameter:
     description: str
 
 
+DISABLED = (
+    "Not callable from programs here: the tool declares itself destructive and the host has not "
+    "enabled such tools (a call raises PermissionError)."
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolFunction:
     """One published tool as a function of its peer's namespace in the sandbox."""
@@ -121,6 +127,10 @@ class ToolFunction:
     unwrap: bool = False
     """The output schema only wraps a value as `{"result": value}` (as the MCP Python SDK and
     FastMCP do for a function returning a str, list...): the program gets the value."""
+    enabled: bool = True
+    """Programs may call it. False for a tool that declares itself destructive when the host has
+    not enabled those (`CodeMode(approve=...)` or `allow_destructive=True`): a call raises
+    `PermissionError` and reaches no peer."""
 
     @classmethod
     def of(
@@ -132,6 +142,7 @@ class ToolFunction:
         input_schema: Mapping[str, Any],
         output_schema: Mapping[str, Any] | None = None,
         destructive: bool = False,
+        enabled: bool = True,
     ) -> ToolFunction:
         properties = input_schema.get("properties") if isinstance(input_schema, Mapping) else None
         properties = properties if isinstance(properties, Mapping) else {}
@@ -182,6 +193,7 @@ class ToolFunction:
             output_schema is not None,
             destructive,
             unwrap,
+            enabled,
         )
 
     @property
@@ -199,6 +211,8 @@ class ToolFunction:
     def docstring(self) -> str:
         """The tool's description, its parameters, what it returns."""
         lines = [self.description or "(no description)"]
+        if not self.enabled:
+            lines += ["", DISABLED]
         described = [p for p in self.parameters if p.description or p.ident != p.name]
         if described:
             lines += ["", "Args:"]

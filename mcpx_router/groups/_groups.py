@@ -28,6 +28,7 @@ __all__ = [
     "GroupChanged",
     "GroupInfo",
     "Groups",
+    "declared_destructive",
     "destructive",
     "repeat_safe",
     "shape_of",
@@ -95,6 +96,12 @@ def destructive(tool: mt.Tool) -> bool:
     if hints is None:
         return True
     return not hints.read_only_hint and hints.destructive_hint is not False
+
+
+def declared_destructive(tool: mt.Tool) -> bool:
+    """Whether the tool declares itself destructive (`destructiveHint: true`, not read-only)."""
+    hints = tool.annotations
+    return hints is not None and hints.destructive_hint is True and not hints.read_only_hint
 
 
 def shape_of(tool: PublishedTool) -> str:
@@ -255,6 +262,7 @@ class Groups:
         outputs = [m.output_schema for m in group.members]
         tool.output_schema = outputs[0] if all(o == outputs[0] for o in outputs) else None
         tool.destructive = any(m.destructive for m in group.members)
+        tool.declared_destructive = any(m.declared_destructive for m in group.members)
         return tool, parameter
 
     def _shown(self, peers: Peers, version: int, views: Views) -> Peers:

@@ -576,3 +576,90 @@ async def test_unusable_options_are_usage_errors(options: dict[str, Any], said: 
 def test_unusable_limits_are_usage_errors(limits: dict[str, Any], said: str) -> None:
     with pytest.raises(UsageError, match=said):
         SandboxLimits(**limits)
+
+
+def _hinted_peer() -> RecordingPeer:
+    """Tools that declare themselves destructive, not destructive, read-only (and destructive,
+    which MCP ignores when read-only), and one with no annotations at all."""
+    peer = RecordingPeer("store")
+    empty = {"type": "object", "properties": {"key": {"type": "string"}}}
+    hints = {
+        "wipe": mt.ToolAnnotations(destructive_hint=True),
+        "append": mt.ToolAnnotations(destructive_hint=False),
+        "peek": mt.ToolAnnotations(read_only_hint=True, destructive_hint=True),
+        "plain": None,
+    }
+    for name, hint in hints.items():
+        peer.tools.append(
+            mt.Tool(name=name, description=f"The {name} tool.", input_schema=empty, annotations=hint)
+        )
+        peer.handlers[name] = lambda arguments, name=name: _text(f"{name} ran")
+    return peer
+
+
+PROBE = """
+out = []
+for f in [store.peek, store.append, store.plain, store.wipe]:
+    try:
+        out.append(f(key="k"))
+    except PermissionError as e:
+        out.append("refused: " + str(e))
+out
+"""
+
+
+async def test_declared_destructive_tools_are_listed_but_refused_unless_the_host_enables_them() -> None:
+    store = _hinted_peer()
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter())
+        await adapter.add_peer("store", await stack.enter_async_context(mcp.Client(store.server())))
+        code = await stack.enter_async_context(CodeMode(adapter))
+        result = await code.run(PROBE)
+        found = await code.find_tools("wipe the store")
+        plain_doc = code.signature("store", "plain")
+    assert result.error is None, result.error
+    assert result.value[:3] == ["peek ran", "append ran", "plain ran"]
+    refusal = result.value[3]
+    assert refusal.startswith("refused: store.wipe was not called: the tool declares itself destructive")
+    # It says how the host enables it, and the model what to do meanwhile.
+    assert "CodeMode(approve=...)" in refusal and "allow_destructive=True" in refusal
+    assert "tell the user" in refusal
+    # The refused call never reached the peer, and the answer lists it as refused.
+    assert [name for name, _ in store.calls] == ["peek", "append", "plain"]
+    assert [c.error_type for c in result.calls] == [None, None, None, "not_enabled"]
+    # find_tools shows it, marked as not callable; a tool without annotations is not marked.
+    assert "store.wipe(" in found and "Not callable from programs here" in found
+    assert "Not callable" not in plain_doc
+
+
+async def test_approve_or_allow_destructive_enables_the_declared_destructive_tools() -> None:
+    store = _hinted_peer()
+    asked: list[str] = []
+
+    def approve(function: Any, arguments: dict[str, Any]) -> bool:
+        asked.append(function.qualified)
+        return True
+
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter())
+        await adapter.add_peer("store", await stack.enter_async_context(mcp.Client(store.server())))
+        asking = await stack.enter_async_context(CodeMode(adapter, approve=approve))
+        asked_result = await asking.run(PROBE)
+        trusting = await stack.enter_async_context(CodeMode(adapter, allow_destructive=True))
+        trusted_result = await trusting.run(PROBE)
+        doc = trusting.signature("store", "wipe")
+    everything = ["peek ran", "append ran", "plain ran", "wipe ran"]
+    assert asked_result.value == everything and trusted_result.value == everything
+    # With approve=, every call of a tool MCP counts as destructive is asked about (no annotations
+    # included); the read-only and the non-destructive ones are not.
+    assert asked == ["store.plain", "store.wipe"]
+    assert [name for name, _ in store.calls] == ["peek", "append", "plain", "wipe"] * 2
+    assert "Not callable" not in doc
+
+
+async def test_allow_destructive_must_be_a_bool_and_approve_callable() -> None:
+    async with OpenAIPeerToolAdapter() as adapter:
+        with pytest.raises(UsageError, match="allow_destructive must be True or False"):
+            CodeMode(adapter, allow_destructive="yes")  # type: ignore[arg-type]
+        with pytest.raises(UsageError, match="approve must be a function"):
+            CodeMode(adapter, approve=True)  # type: ignore[arg-type]
