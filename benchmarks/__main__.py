@@ -22,6 +22,7 @@ import anyio
 from . import (
     bench_router,
     catalogue,
+    codemode,
     dispatch,
     facade,
     gateway,
@@ -48,6 +49,7 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     gateway.NAME: gateway.run,
     groups.NAME: groups.run,
     inspector.NAME: inspector.run,
+    codemode.NAME: codemode.run,
 }
 
 # With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.

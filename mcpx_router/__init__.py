@@ -142,7 +142,7 @@ __all__ = [
     "suggest_groups",
 ]
 
-_SUBMODULES = frozenset({"cli", "inspector", "integrations", "loop", "sync", "testing"})
+_SUBMODULES = frozenset({"cli", "codemode", "inspector", "integrations", "loop", "sync", "testing"})
 """Public modules not loaded with the package (each brings what it needs: `openai`, a thread...)."""
 
 

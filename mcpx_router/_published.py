@@ -49,6 +49,12 @@ class PublishedTool:
     to tell a changed definition from the same one."""
     repeat_safe: bool = field(default=False, repr=False)
     """The tool declares `readOnlyHint` or `idempotentHint`: running a call twice does no harm."""
+    output_schema: Mapping[str, Any] | None = field(default=None, repr=False)
+    """The peer's output schema for the tool's structured results, when it declares one."""
+    destructive: bool = field(default=False, repr=False)
+    """The tool may change things beyond repair: not read-only, and `destructiveHint` not false."""
+    declared_destructive: bool = field(default=False, repr=False)
+    """The tool says so itself: `destructiveHint: true`, and not `readOnlyHint: true`."""
     _validator: ArgumentValidator | None = field(default=None, init=False, repr=False)
 
     _key: ToolKey | None = field(default=None, init=False, repr=False)

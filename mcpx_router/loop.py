@@ -30,6 +30,7 @@ from openai.types.responses import Response, ResponseInputItemParam
 
 from ._adapter import OpenAIPeerToolAdapter
 from ._errors import UsageError
+from .codemode._codemode import CodeMode
 from .model._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
 from .model._loop_options import ChatCreateOptions, ResponsesCreateOptions
 from .model._written_calls import function_calls
@@ -70,6 +71,7 @@ async def run_chat(
     text_calls: bool = False,
     dedupe_calls: bool = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
+    code_mode: CodeMode | None = None,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
     """Run a Chat Completions conversation until the model answers without calling tools.
@@ -98,6 +100,9 @@ async def run_chat(
             False: each runs.
         max_calls_per_turn: The most calls one turn runs; those beyond are answered with an
             error naming the limit, never run (None: no limit).
+        code_mode: Offer the model `run_python` and `find_tools` of this `CodeMode` (entered
+            with `async with`) instead of one function per tool (docs/code-mode.md); not with
+            `tool_search` or `text_calls`.
         **create: Further arguments for `chat.completions.create` (temperature, tool_choice,
             stream, ...), typed as the SDK types them (`ChatCreateOptions`).
     """
@@ -106,11 +111,13 @@ async def run_chat(
     result = LoopResult(history, None, "max_turns", 0, 0)
     search = _searcher(adapter, tool_search)
     guard = CallGuard(lambda: adapter.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
-    dispatch = adapter.dispatch if search is None else search.dispatch
+    dispatch = _dispatcher(adapter, search, code_mode, text_calls)
     recoverer = adapter if search is None else search  # calls written as text; the search's too
     while result.turns < max_turns:
-        if search is None:
-            tools: Any = await adapter.select_tools("chat", relevant_to=history)
+        if code_mode is not None:
+            tools: Any = code_mode.chat_tools()
+        elif search is None:
+            tools = await adapter.select_tools("chat", relevant_to=history)
         else:
             tools = await search.chat_tools(history)
         result.catalogue_versions.append(adapter.version)
@@ -148,6 +155,7 @@ async def run_responses(
     text_calls: bool = False,
     dedupe_calls: bool = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
+    code_mode: CodeMode | None = None,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
     """Run a Responses API conversation until the model answers without calling tools.
@@ -165,7 +173,7 @@ async def run_responses(
             client-executed `tool_search` tool unless the `ToolSearch` passed says `native=False`.
         text_calls: As for `run_chat`: an assistant `message` item holding written calls is
             followed by them as `function_call` items, which are answered.
-        dedupe_calls, max_calls_per_turn: As for `run_chat`.
+        dedupe_calls, max_calls_per_turn, code_mode: As for `run_chat`.
         **create: Further arguments for `responses.create`, typed as the SDK types them
             (`ResponsesCreateOptions`).
     """
@@ -176,11 +184,13 @@ async def run_responses(
     result = LoopResult(items, None, "max_turns", 0, 0)
     search = _searcher(adapter, tool_search)
     guard = CallGuard(lambda: adapter.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
-    dispatch = adapter.dispatch if search is None else search.dispatch
+    dispatch = _dispatcher(adapter, search, code_mode, text_calls)
     recoverer = adapter if search is None else search  # calls written as text; the search's too
     while result.turns < max_turns:
-        if search is None:
-            tools: Any = await adapter.select_tools("responses", relevant_to=items)
+        if code_mode is not None:
+            tools: Any = code_mode.responses_tools()
+        elif search is None:
+            tools = await adapter.select_tools("responses", relevant_to=items)
         else:
             tools = await search.responses_tools(items)
         result.catalogue_versions.append(adapter.version)
@@ -269,6 +279,21 @@ def _searcher(adapter: OpenAIPeerToolAdapter, tool_search: bool | ToolSearch) ->
     if tool_search is False:
         return None
     raise UsageError(f"tool_search must be True, False or a ToolSearch, not {tool_search!r}")
+
+
+def _dispatcher(
+    adapter: OpenAIPeerToolAdapter, search: ToolSearch | None, code_mode: CodeMode | None, text_calls: bool
+) -> Any:
+    """Who answers the model's calls: the adapter, the tool search, or code mode."""
+    if code_mode is None:
+        return adapter.dispatch if search is None else search.dispatch
+    if not isinstance(code_mode, CodeMode):
+        raise UsageError(f"code_mode must be a CodeMode or None, not {type(code_mode).__name__}")
+    if search is not None or text_calls:
+        raise UsageError(
+            "code_mode offers run_python and find_tools only: leave tool_search and text_calls off"
+        )
+    return code_mode.dispatch
 
 
 def _check_turns(max_turns: int) -> None:

@@ -30,6 +30,7 @@ settings.load_profile("suite")
 _SPAWNING_NAMES = frozenset(
     {
         "StdioPeer",  # mcpx_router's stdio peers start their command
+        "CodeMode",  # code mode's sandbox runs in pydantic-monty worker processes
         "StdioServerParameters",  # the mcp SDK's stdio client starts its command
         "stdio_client",
         "subprocess",  # subprocess.run / Popen / PIPE

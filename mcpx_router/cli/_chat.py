@@ -9,6 +9,7 @@ one message to the next, and every tool call is shown with the start of its answ
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import sys
@@ -27,6 +28,7 @@ from openai import APIError, AsyncOpenAI
 from .._adapter import OpenAIPeerToolAdapter
 from .._console import fail, run_command
 from .._errors import ToolCallFormatError
+from ..codemode import CodeMode
 from ..loop import run_chat
 from ..peers import PeerSpec
 from ..peers._router import Router
@@ -54,6 +56,7 @@ def run_chat_command(
     connect_timeout: float = 30.0,
     stdin: TextIO | None = None,
     stats_file: str | None = None,
+    code_mode: bool = False,
 ) -> int:
     """Converse with the peers that connect; return the exit status (0 ok, 1 failed, 2 unusable settings)."""
     model = model or os.environ.get("OPENAI_MODEL")
@@ -62,9 +65,13 @@ def run_chat_command(
     key = os.environ.get("OPENAI_API_KEY")
     if not key and not os.environ.get("OPENAI_BASE_URL"):
         return _fail("no endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for another endpoint)", 2)
+    if code_mode and text_calls:
+        return _fail("--code-mode offers run_python and find_tools only: leave --text-calls off", 2)
+    if code_mode and importlib.util.find_spec("pydantic_monty") is None:
+        return _fail("--code-mode needs pydantic-monty: pip install 'mcpx-router[codemode]'", 2)
     settings = {"strict": _STRICT[strict], "media": media, "max_tools": max_tools, "stats_file": stats_file}
     source = _given(prompts) if prompts else _read(stdin or sys.stdin)
-    limits = (max_turns, connect_timeout, text_calls)
+    limits = (max_turns, connect_timeout, text_calls, code_mode)
     return run_command(lambda: _converse(peers, source, model, system, limits, settings, key or "none"))
 
 
@@ -73,17 +80,19 @@ async def _converse(
     prompts: AsyncGenerator[str, None],
     model: str,
     system: str | None,
-    limits: tuple[int, float, bool],
+    limits: tuple[int, float, bool, bool],
     settings: dict[str, Any],
     key: str,
 ) -> int:
-    max_turns, connect_timeout, text_calls = limits
+    max_turns, connect_timeout, text_calls, code_mode = limits
     async with (
         aclosing(prompts),
         OpenAIPeerToolAdapter(**settings) as adapter,
         Router(adapter=adapter, connect_timeout=connect_timeout) as router,
         AsyncOpenAI(api_key=key) as client,
+        contextlib.AsyncExitStack() as stack,
     ):
+        code = await stack.enter_async_context(CodeMode(adapter)) if code_mode else None
         async with status_line() as status:
             failed = await join_peers(router, peers, status)
         if peers and len(failed) == len(peers):
@@ -103,7 +112,13 @@ async def _converse(
             start = len(history)
             try:
                 result = await run_chat(
-                    client, adapter, model=model, messages=history, max_turns=max_turns, text_calls=text_calls
+                    client,
+                    adapter,
+                    model=model,
+                    messages=history,
+                    max_turns=max_turns,
+                    text_calls=text_calls,
+                    code_mode=code,
                 )
             except APIError as exc:
                 return _fail(f"the model endpoint answered with an error: {exc}", 1)

@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run tool calls the model writes as text (Hermes <tool_call>, JSON, Mistral, Llama, "
         "pythonic) as if sent as tool_calls, for local models that do so",
     )
+    chat.add_argument(
+        "--code-mode",
+        action="store_true",
+        help="offer run_python(code) and find_tools(query) instead of the tools: the model writes a "
+        "program that calls them, run in a sandbox (the codemode extra; docs/code-mode.md)",
+    )
     add_stats_file(chat)
     add_source_options(chat)
     add_connect_timeout(chat, 30.0, "each server's handshake and tool listing")
@@ -136,6 +142,7 @@ def _run_chat(args: argparse.Namespace) -> int:
         text_calls=args.text_calls,
         connect_timeout=args.connect_timeout,
         stats_file=stats_file(args),
+        code_mode=args.code_mode,
     )
 
 

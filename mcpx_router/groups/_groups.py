@@ -22,7 +22,17 @@ from .._views import Views
 from ..model._budget import shorten
 from ._spec import GroupSpec, auto_group_name, member_keys
 
-__all__ = ["GROUPS_KEY", "Group", "GroupChanged", "GroupInfo", "Groups", "repeat_safe", "shape_of"]
+__all__ = [
+    "GROUPS_KEY",
+    "Group",
+    "GroupChanged",
+    "GroupInfo",
+    "Groups",
+    "declared_destructive",
+    "destructive",
+    "repeat_safe",
+    "shape_of",
+]
 
 GROUPS_KEY = "\x00groups"
 """Where the groups sit among the peers in the views: no peer id holds a control character."""
@@ -77,6 +87,21 @@ def repeat_safe(tool: mt.Tool) -> bool:
     """Whether the tool declares that running a call twice does no harm (read-only or idempotent)."""
     hints = tool.annotations
     return hints is not None and bool(hints.read_only_hint or hints.idempotent_hint)
+
+
+def destructive(tool: mt.Tool) -> bool:
+    """Whether the tool may change things beyond repair, as MCP's hints default: unless it says it
+    only reads, or that it is not destructive."""
+    hints = tool.annotations
+    if hints is None:
+        return True
+    return not hints.read_only_hint and hints.destructive_hint is not False
+
+
+def declared_destructive(tool: mt.Tool) -> bool:
+    """Whether the tool declares itself destructive (`destructiveHint: true`, not read-only)."""
+    hints = tool.annotations
+    return hints is not None and hints.destructive_hint is True and not hints.read_only_hint
 
 
 def shape_of(tool: PublishedTool) -> str:
@@ -232,6 +257,12 @@ class Groups:
             origin=first.origin,
             fingerprint=first.fingerprint,
         )
+        # What code mode reads of it: the members' output schema where they all declare the same,
+        # and destructive when any member is.
+        outputs = [m.output_schema for m in group.members]
+        tool.output_schema = outputs[0] if all(o == outputs[0] for o in outputs) else None
+        tool.destructive = any(m.destructive for m in group.members)
+        tool.declared_destructive = any(m.declared_destructive for m in group.members)
         return tool, parameter
 
     def _shown(self, peers: Peers, version: int, views: Views) -> Peers:

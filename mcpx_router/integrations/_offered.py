@@ -9,6 +9,7 @@ import mcp_types as mt
 
 if TYPE_CHECKING:
     from .. import OpenAIPeerToolAdapter, Outcome, Router
+    from ..codemode import CodeMode
 
 __all__ = ["OfferedTool", "media_blocks", "offered_tools"]
 
@@ -23,7 +24,7 @@ class OfferedTool(NamedTuple):
 
 
 def offered_tools(
-    source: OpenAIPeerToolAdapter | Router, relevant_to: str | Iterable[Any] | None
+    source: OpenAIPeerToolAdapter | Router | CodeMode, relevant_to: str | Iterable[Any] | None
 ) -> tuple[tuple[Any, ...], list[OfferedTool]]:
     """The source's tool list now (`get_openai_tools`), and each tool's parts.
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from agents.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
 
     from .. import OpenAIPeerToolAdapter, Outcome, Router
+    from ..codemode import CodeMode
 
 __all__ = ["RouterMCPServer", "call_tool_result"]
 
@@ -61,7 +62,8 @@ class RouterMCPServer(MCPServer):
     Router's own `async with` opens and closes its peers.
 
     Args:
-        source: The Router (or `OpenAIPeerToolAdapter`) whose tools are offered.
+        source: The Router (or `OpenAIPeerToolAdapter`) whose tools are offered; or a `CodeMode`
+            (docs/code-mode.md), whose `run_python` and `find_tools` are then the tools offered.
         name: The server's name in the SDK's traces and errors.
         relevant: When the Router publishes more tools than its `max_tools`, choose those
             most relevant to the run's input (the SDK's `turn_input`); False: the first ones.
@@ -71,7 +73,7 @@ class RouterMCPServer(MCPServer):
 
     def __init__(
         self,
-        source: OpenAIPeerToolAdapter | Router,
+        source: OpenAIPeerToolAdapter | Router | CodeMode,
         *,
         name: str = "mcpx-router",
         relevant: bool = True,

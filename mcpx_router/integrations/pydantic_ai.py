@@ -40,6 +40,7 @@ from ._offered import media_blocks, offered_tools
 
 if TYPE_CHECKING:
     from .. import OpenAIPeerToolAdapter, Router
+    from ..codemode import CodeMode
 
 __all__ = ["RouterToolset"]
 
@@ -54,14 +55,19 @@ class RouterToolset(AbstractToolset[AgentDepsT]):
     closes nothing: the Router's own `async with` owns its peers.
 
     Args:
-        source: The Router (or `OpenAIPeerToolAdapter`) whose tools are offered.
+        source: The Router (or `OpenAIPeerToolAdapter`) whose tools are offered; or a `CodeMode`
+            (docs/code-mode.md), whose `run_python` and `find_tools` are then the tools offered.
         id: The toolset's id among the agent's toolsets (durable execution needs one).
         relevant: When the Router publishes more tools than its `max_tools`, choose those
             most relevant to the run's prompt; False: the first ones.
     """
 
     def __init__(
-        self, source: OpenAIPeerToolAdapter | Router, *, id: str | None = None, relevant: bool = True
+        self,
+        source: OpenAIPeerToolAdapter | Router | CodeMode,
+        *,
+        id: str | None = None,
+        relevant: bool = True,
     ) -> None:
         self.source = source
         self._id = id

@@ -218,3 +218,30 @@ def test_chat_records_its_calls_into_a_stats_file(tmp_path: Path) -> None:
     )
     [peer] = json.loads(shown.stdout)["peers"]
     assert (peer["peer"], peer["calls"], peer["errors"]) == ("tiny", 2, {"invalid_arguments": 1})
+
+
+def test_chat_in_code_mode_offers_run_python_and_runs_the_program(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"tiny": {"command": sys.executable, "args": [str(TINY)]}})
+    program = 'said = tiny.echo(text="hello")\nsaid.upper()'
+    script = [
+        chat_completion(
+            {"content": None, "tool_calls": [tool_call("c1", "run_python", json.dumps({"code": program}))]}
+        ),
+        chat_completion({"content": "It said HELLO."}),
+    ]
+    with replay_openai(script) as replay:
+        done = chat(config, "--code-mode", "--prompt", "Echo hello, loudly.", base_url=replay.base_url)
+    assert done.returncode == 0, done.stderr
+    first, second = replay.bodies(CHAT)
+    assert [t["function"]["name"] for t in first["tools"]] == ["run_python", "find_tools"]
+    assert "tiny (5): echo, pid, sleep, add_tool, remove_tool" in first["tools"][0]["function"]["description"]
+    answer = next(m["content"] for m in second["messages"] if m["role"] == "tool")
+    assert answer == 'Calls made (1):\n1. tiny.echo(text="hello") -> ok\n\nResult: "HELLO"'
+    assert "assistant: It said HELLO." in done.stdout.splitlines()
+
+
+def test_chat_refuses_code_mode_with_text_calls(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"tiny": {"command": sys.executable, "args": [str(TINY)]}})
+    done = chat(config, "--code-mode", "--text-calls", "--prompt", "hi", base_url="http://127.0.0.1:9/v1")
+    assert done.returncode == 2
+    assert "leave --text-calls off" in done.stderr

@@ -23,12 +23,26 @@ import mcpx_router
 
 PACKAGE = Path(mcpx_router.__file__).resolve().parent
 ROOT = "mcpx_router"
-SUBPACKAGES = ("model", "peers", "mcpx", "cli", "sync", "groups", "relevance", "integrations", "inspector")
-FAMILIES = ("groups", "relevance")
+SUBPACKAGES = (
+    "model",
+    "peers",
+    "mcpx",
+    "cli",
+    "sync",
+    "groups",
+    "relevance",
+    "codemode",
+    "integrations",
+    "inspector",
+)
+FAMILIES = ("groups", "relevance", "codemode")
 """The core's families: packages of the core's own, each plugged in by the few modules named in SOCKETS."""
 SOCKETS = {
     "groups": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._answering", "mcpx_router._catalogue"},
     "relevance": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._catalogue", "mcpx_router.loop"},
+    # Code mode loads on first use only: `mcpx_router.codemode` (the package's __getattr__), and
+    # the loops' `code_mode=` (loop.py loads with `from mcpx_router.loop import ...`).
+    "codemode": {"mcpx_router", "mcpx_router.loop"},
 }
 """The modules of the core (outside the families) that may import each family."""
 MAX_LINES = 400
@@ -305,6 +319,8 @@ HEAVY = (
     # the frameworks of mcpx_router.integrations (optional extras)
     "agents",
     "pydantic_ai",
+    # code mode's sandbox (an optional extra)
+    "pydantic_monty",
 )
 LOADED = "import json, sys; {}; print(json.dumps(sorted(sys.modules)))"
 
@@ -347,6 +363,7 @@ def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> No
         "mcpx_router.integrations",
         "mcpx_router.integrations.agents",
         "mcpx_router.integrations.pydantic_ai",
+        "mcpx_router.codemode",
         # the inspector (Starlette's app side, served with Hypercorn): `mcpx-router inspect`
         "mcpx_router.inspector",
         "mcpx_router.inspector._app",

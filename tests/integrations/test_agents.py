@@ -387,3 +387,27 @@ async def test_without_the_setting_the_sdk_ends_the_run_on_a_name_not_offered() 
         model = ScriptedModel([[function_call("docs__search", {"query": "x"}, call_id="c1")]])
         with pytest.raises(ModelBehaviorError, match="docs__search"):
             await run(model, router, "Go")
+
+
+async def test_code_mode_is_offered_as_its_two_functions_of_one_mcp_server() -> None:
+    from mcpx_router.codemode import CodeMode
+
+    async with Router() as router, CodeMode(router.adapter) as code:
+        await router.join("weather", InProcessPeer(weather_station()))
+        program = 'weather.alerts(region="Portugal")["alerts"][0]'
+
+        def first(call: ModelCall) -> Any:
+            assert offered(call) == ["run_python", "find_tools"]
+            return [function_call("run_python", {"code": program}, call_id="c1")]
+
+        def second(call: ModelCall) -> Any:
+            assert outputs(call)["c1"] == (
+                'Calls made (1):\n1. weather.alerts(region="Portugal") -> ok\n\n'
+                'Result: "storm warning: coast"'
+            )
+            return [assistant_message("done")]
+
+        model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second)])
+        agent = Agent(name="assistant", model=model, mcp_servers=[RouterMCPServer(code)])
+        await Runner.run(agent, "Alerts in Portugal?", run_config=RunConfig(tracing_disabled=True))
+        model.assert_complete()

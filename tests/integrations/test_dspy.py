@@ -294,3 +294,21 @@ def test_a_step_that_cannot_be_read_ends_the_trajectory_not_the_program(
     assert observations(prediction) == ["Oslo: snow, 3°C, for the next 3 day(s)"]
     assert prediction.answer == "Snow."  # extracted from the steps so far
     assert "the model's step could not be read" in caplog.text
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_react_in_code_mode_runs_one_program(anyio_backend: str) -> None:
+    from mcpx_router.codemode import CodeMode
+
+    async with Router(**ROUTER_OPTIONS) as router, CodeMode(router.adapter) as code:
+        await router.join("weather", InProcessPeer(weather_station()))
+        toolset = DSPyTools(code)
+        assert [tool.name for tool in toolset.tools()] == ["run_python", "find_tools"]
+        program = 'weather.forecast(city="Paris").split(",")[0]'
+        lm = DummyLM([step("run_python", code=program), *finish("Light rain.")])
+        with dspy.context(lm=lm):
+            prediction = await toolset.react("question -> answer").acall(question="Paris?")
+    assert prediction.answer == "Light rain."
+    assert observations(prediction)[0] == (
+        'Calls made (1):\n1. weather.forecast(city="Paris") -> ok\n\nResult: "Paris: light rain"'
+    )

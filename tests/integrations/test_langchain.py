@@ -369,3 +369,27 @@ def test_an_agent_tool_named_as_a_router_tool_is_the_one_run_in_a_sync_agent(tmp
     assert model.offered[0].count("search") == 1
     [found] = tool_messages(state)
     assert (found.status, found.content) == ("success", "notes about mcp")
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_code_mode_is_two_tools_of_a_react_agent(anyio_backend: str) -> None:
+    from mcpx_router.codemode import CodeMode
+
+    program = 'f = weather.forecast(city="Oslo", days=2)\nf.split(":")[1].strip()'
+    async with Router(**ROUTER_OPTIONS) as router, CodeMode(router.adapter) as code:
+        await router.join("weather", InProcessPeer(weather_station()))
+        toolset = LangChainTools(code)
+        assert [tool.name for tool in toolset.tools()] == ["run_python", "find_tools"]
+        model = scripted(
+            lambda messages: calls(("find_tools", {"query": "weather forecast"})),
+            lambda messages: calls(("run_python", {"code": program})),
+            say("done"),
+        )
+        state = await react_agent(toolset, model).ainvoke({"messages": [("user", "Oslo?")]})
+    found, ran = tool_messages(state)
+    assert found.status == "success" and str(found.content).startswith("weather.forecast(city: str")
+    assert ran.status == "success"
+    assert ran.content == (
+        'Calls made (1):\n1. weather.forecast(city="Oslo", days=2) -> ok\n\n'
+        'Result: "snow, 3°C, for the next 2 day(s)"'
+    )

@@ -262,3 +262,26 @@ async def test_beyond_max_tools_the_tools_relevant_to_the_prompt_are_offered() -
 
         agent = Agent(scripted(first, second), toolsets=[RouterToolset(router)])
         await agent.run("Any storm alerts in Norway?")
+
+
+async def test_code_mode_is_offered_as_its_two_functions_and_runs_the_program() -> None:
+    from mcpx_router.codemode import CodeMode
+
+    async with Router() as router, CodeMode(router.adapter) as code:
+        await router.join("weather", InProcessPeer(weather_station()))
+        program = 'print(weather.forecast(city="Oslo"))\nweather.alerts(region="Norway")["alerts"]'
+
+        def first(messages: list[ModelMessage], info: AgentInfo) -> Any:
+            assert offered(info) == ["run_python", "find_tools"]
+            assert "weather (2): forecast, alerts" in info.function_tools[0].description
+            return call("run_python", {"code": program}, "c1")
+
+        def second(messages: list[ModelMessage], info: AgentInfo) -> Any:
+            answer = returns(messages)["c1"].content
+            assert answer.startswith("Calls made (2):\n1. weather.forecast(city=\"Oslo\") -> ok")
+            assert answer.endswith('Result: ["storm warning: coast"]')
+            return say("A storm warning on the coast.")
+
+        model = scripted(first, second)
+        result = await Agent(model, toolsets=[RouterToolset(code)]).run("Weather alerts in Norway?")
+        assert result.output == "A storm warning on the coast." and model.remaining == []  # type: ignore[attr-defined]
