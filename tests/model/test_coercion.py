@@ -113,7 +113,8 @@ def test_a_string_becomes_what_it_spells_only_where_the_schema_leaves_one_meanin
     assert args == before  # the caller's arguments are never changed
     got, want = dig(repaired, path), expected_leaf(value, types, takes)
     assert got == want and type(got) is type(want)
-    if got is not value:  # what it became is what the schema asked for
+    overlapping = "oneOf" in schema and {"integer", "number"} <= types  # 2 is both: no oneOf takes it
+    if got is not value and not overlapping:  # what it became is what the schema asked for
         assert Draft202012Validator(root).is_valid(repaired)
 
 
