@@ -12,7 +12,7 @@ from ._errors import ToolConversionError
 from ._naming import NameTable, ToolKey, shown
 from ._published import Format, PublishedTool
 from ._views import Views
-from .groups._groups import GROUPS_KEY, Group, Groups, repeat_safe
+from .groups._groups import GROUPS_KEY, Group, Groups, repeat_safe, risk
 from .model._listing import SchemaHash, checked_tool, plain_key
 from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
@@ -158,6 +158,7 @@ class Catalogue:
                 continue
             published[name] = entry
             entry.repeat_safe = repeat_safe(tool)
+            entry.risk = risk(tool)
             if entry is not previous:
                 self._by_name[entry.name] = entry
                 self._unknown.arrived(entry.name)

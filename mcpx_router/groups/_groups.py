@@ -22,7 +22,7 @@ from .._views import Views
 from ..model._budget import shorten
 from ._spec import GroupSpec, auto_group_name, member_keys
 
-__all__ = ["GROUPS_KEY", "Group", "GroupChanged", "GroupInfo", "Groups", "repeat_safe", "shape_of"]
+__all__ = ["GROUPS_KEY", "Group", "GroupChanged", "GroupInfo", "Groups", "repeat_safe", "risk", "shape_of"]
 
 GROUPS_KEY = "\x00groups"
 """Where the groups sit among the peers in the views: no peer id holds a control character."""
@@ -77,6 +77,14 @@ def repeat_safe(tool: mt.Tool) -> bool:
     """Whether the tool declares that running a call twice does no harm (read-only or idempotent)."""
     hints = tool.annotations
     return hints is not None and bool(hints.read_only_hint or hints.idempotent_hint)
+
+
+def risk(tool: mt.Tool) -> int:
+    """`PublishedTool.risk` from the tool's annotations: 0 read-only, 1 additive, 2 may destroy."""
+    hints = tool.annotations
+    if hints is not None and hints.read_only_hint:
+        return 0
+    return 1 if hints is not None and hints.destructive_hint is False else 2
 
 
 def shape_of(tool: PublishedTool) -> str:
@@ -231,6 +239,7 @@ class Groups:
             strict=first.strict,
             origin=first.origin,
             fingerprint=first.fingerprint,
+            risk=max(member.risk for member in group.members),
         )
         return tool, parameter
 

@@ -29,7 +29,7 @@ from .._naming import is_legal_name
 from ..model._arguments import ArgumentsError, parse_arguments
 from ..model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
 from ..model._schema import chat_tool, legacy_function, responses_tool
-from ..model._search_hints import SUGGESTED, hint, hinted, query_of
+from ..model._search_hints import SUGGESTED, hint, hinted, meaningful, query_of
 from ._ranking import query_text
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class ToolSearch:
 
     async def _hinted(self, answer: Any, name: str) -> Any:
         native = self._native and isinstance(answer, Mapping) and answer.get("type") == "function_call_output"
-        found = (await self.find(query_of(name)))[:SUGGESTED]
+        found = meaningful(name, await self.find(query_of(name)))[:SUGGESTED]
         if not native:
             self._note(found)  # offered from the next step on, as a search's finds are
         text = hint([t.name for t in found], None if native else self.name, offered=not native)
