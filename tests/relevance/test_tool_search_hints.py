@@ -24,6 +24,7 @@ from mcpx_router import OpenAIPeerToolAdapter, ToolSearch
 from mcpx_router.loop import run_chat, run_responses
 from mcpx_router.model._budget import terms
 from mcpx_router.model._search_hints import hint, hinted, meaningful, query_of
+from mcpx_router.relevance._tool_search import _holds
 from mcpx_router.relevance._unknown import UnknownNames
 
 from ..support._model_peers import RecordingPeer
@@ -330,3 +331,67 @@ async def test_no_hint_names_a_tool_that_deletes_for_a_name_that_does_not_say_de
     assert not any("delete" in answer for answer in answers.values())
     assert "notes__delete_note" not in search.found
     assert peers["notes"].calls == []
+
+
+# --- one-word searches -------------------------------------------------------------------------
+
+
+def planner() -> RecordingPeer:
+    empty = {"type": "object", "properties": {}}
+    peer = RecordingPeer("planner").tool(
+        "ynab_budgetplan", empty, description="Show this month's budgetplan."
+    )
+    return peer.tool("todoist_add", empty, description="Add a task to Todoist.")
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+async def test_a_one_word_search_finds_tools_a_word_of_which_holds_it(api: str) -> None:
+    peers = {**real_peers(), "planner": planner()}
+    queries = [("s1", "budget"), ("s2", "TODO"), ("s3", "zzzz")]
+    calls = [(call_id, "find_tools", json.dumps({"query": query})) for call_id, query in queries]
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(max_tools=8))
+        for name, peer in peers.items():
+            await adapter.add_peer(name, await stack.enter_async_context(mcp.Client(peer.server())))
+        search = ToolSearch(adapter, native=False)
+        if api == "chat":
+            script = [
+                chat_completion({"content": None, "tool_calls": [tool_call(*c) for c in calls]}),
+                chat_completion({"content": "Done."}),
+            ]
+        else:
+            script = [response([function_call(*c) for c in calls]), response([output_message("Done.")])]
+        with replay_openai(script) as replay:
+            async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+                with anyio.fail_after(SAFETY):
+                    if api == "chat":
+                        messages: list[Any] = [{"role": "user", "content": "plan"}]
+                        await run_chat(client, adapter, model="m", messages=messages, tool_search=search)
+                    else:
+                        await run_responses(client, adapter, model="m", input="plan", tool_search=search)
+        body = replay.bodies(CHAT if api == "chat" else RESPONSES)[1]
+    items = body["messages"] if api == "chat" else body["input"]
+    answers = {
+        i.get("tool_call_id", i.get("call_id")): i.get("content", i.get("output"))
+        for i in items
+        if i.get("role") == "tool" or i.get("type") == "function_call_output"
+    }
+    assert (
+        answers["s1"].startswith("Found 1 tools for 'budget'") and "planner__ynab_budgetplan" in answers["s1"]
+    )
+    assert answers["s2"].startswith("Found 1 tools for 'TODO'") and "planner__todoist_add" in answers["s2"]
+    assert answers["s3"] == "No tool matches 'zzzz'. Try other words, or go on without a tool."
+    assert {"planner__ynab_budgetplan", "planner__todoist_add"} <= set(names(body["tools"]))
+
+
+WORDS = st.from_regex(r"[a-z]{4,12}", fullmatch=True)
+
+
+@given(WORDS, st.data())
+def test_a_part_of_a_word_finds_it(word: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(word) - 4))
+    end = data.draw(st.integers(start + 4, len(word)))
+    assert _holds(frozenset({word}), word[start:end])  # a part of four letters or more
+    assert _holds(frozenset({word}), word[:3])  # a beginning
+    assert _holds(frozenset({word}), word + "s")  # the word is where the query begins
+    assert not _holds(frozenset({word}), "q" + word[:2])  # a three-letter query is only a beginning
