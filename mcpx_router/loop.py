@@ -68,7 +68,7 @@ async def run_chat(
     max_turns: int = 10,
     tool_search: bool | ToolSearch = False,
     text_calls: bool = False,
-    dedupe_calls: bool = True,
+    dedupe_calls: bool | Literal["turn", "conversation"] = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
@@ -95,9 +95,11 @@ async def run_chat(
             message is appended with them as `tool_calls` and they are answered: a call of a
             name no tool answers to with the close names (and, with tool search, what the
             search finds for it); in a reply cut by `max_tokens`, the calls written whole.
-        dedupe_calls: Identical calls of one turn (same name, same arguments) run once and share
-            the answer, unless the tool is marked read-only or idempotent (`_call_guard`).
-            False: each runs.
+        dedupe_calls: Identical calls (same name, same arguments) run once, unless the tool is
+            marked read-only or idempotent (`_call_guard`): in one turn they share the answer,
+            and a call that already ran and succeeded in an earlier turn of this run is
+            answered with what it returned, saying so (True or "conversation"). "turn": only
+            within a turn. False: each runs.
         max_calls_per_turn: The most calls one turn runs; those beyond are answered with an
             error naming the limit, never run (None: no limit).
         **create: Further arguments for `chat.completions.create` (temperature, tool_choice,
@@ -151,7 +153,7 @@ async def run_responses(
     max_turns: int = 10,
     tool_search: bool | ToolSearch = False,
     text_calls: bool = False,
-    dedupe_calls: bool = True,
+    dedupe_calls: bool | Literal["turn", "conversation"] = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:

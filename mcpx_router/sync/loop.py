@@ -9,7 +9,7 @@ form; `stream=True` is assembled before the calls are dispatched.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 from openai import OpenAI
 from openai.lib.streaming.chat import ChatCompletionStreamState
@@ -33,7 +33,7 @@ def run_chat(
     messages: Iterable[ChatCompletionMessageParam],
     max_turns: int = 10,
     text_calls: bool = False,
-    dedupe_calls: bool = True,
+    dedupe_calls: bool | Literal["turn", "conversation"] = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
@@ -93,7 +93,7 @@ def run_responses(
     input: str | Iterable[ResponseInputItemParam],
     max_turns: int = 10,
     text_calls: bool = False,
-    dedupe_calls: bool = True,
+    dedupe_calls: bool | Literal["turn", "conversation"] = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
