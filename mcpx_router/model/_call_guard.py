@@ -186,9 +186,9 @@ class TurnPlan:
         answered for `to_dispatch`."""
         if not self.shared and not self.refused and not self.earlier:
             if self.remember is not None:
-                by_id = {_answer_id(item): item for item in dispatched}
+                answered = {_answer_id(item): item for item in dispatched}
                 for index, key in self.remembered.items():
-                    found = by_id.get(_item_id(self.items[index]))
+                    found = answered.get(_item_id(self.items[index]))
                     if found is not None:
                         self.remember(key, found)
             return dispatched

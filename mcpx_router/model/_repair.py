@@ -187,7 +187,7 @@ def _unambiguous(schemas: list[object], root: object, kind: str) -> bool:
     `anyOf`/`oneOf` on the way leaves at most one branch that takes such a value, and no
     condition (`if`, `not`, `dependentSchemas`) may change them. Only then is a string inside it
     read as a number or a boolean."""
-    stack, seen = list(schemas), set()
+    stack, seen = list(schemas), set[int]()
     while stack:
         schema = stack.pop()
         if not isinstance(schema, Mapping) or id(schema) in seen:
