@@ -15,6 +15,7 @@ after every other tool suggested with it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
 from typing import Any, Final, Protocol, TypeVar
 
 from ._budget import terms, tokens
@@ -39,7 +40,7 @@ class Suggestible(Protocol):
 _T = TypeVar("_T", bound=Suggestible)
 
 
-def meaningful(name: str, tools: Iterable[_T]) -> list[_T]:
+def meaningful(name: str, tools: Iterable[_T], *, misspelt: bool = False) -> list[_T]:
     """The tools that may be suggested for the name `name` the model called, in their order but
     those that may destroy last.
 
@@ -52,21 +53,41 @@ def meaningful(name: str, tools: Iterable[_T]) -> list[_T]:
     - any other tool (risk 1 or 2, `PublishedTool.risk`) needs every one of them, and a name of
       two words at least: a call it was not meant for may change what the user keeps.
 
-    A tool that may destroy (risk 2) never comes before one that may not.
+    A tool that may destroy (risk 2) never comes before one that may not. `misspelt`: the name
+    is only spelt like the tools' (the close names of a typo), so a word of four letters or more
+    also matches a word of the tool's spelt alike (`difflib` ratio 0.75 or more: `raed` and
+    `read`, never `save` and `delete`).
     """
-    query = set(terms(query_of(name)))
+    query = {stem: word for word in tokens(name) for stem in terms(word)}  # stem -> the word
     if not query:
         return []
     kept: list[_T] = []
     for tool in tools:
-        shared = query & set(terms(f"{query_of(tool.tool)} {tool.description}"))
+        text = f"{query_of(tool.tool)} {tool.description}"
+        stems = set(terms(text))
+        shared = {stem for stem in query if stem in stems}
+        if misspelt and len(shared) < len(query):
+            written = set(tokens(text))
+            shared |= {stem for stem, word in query.items() if _spelt_alike(word, written)}
         if tool.risk == 0:
             strong = len(shared) >= min(2, len(query)) and 2 * len(shared) >= len(query)
         else:
-            strong = len(query) >= 2 and shared == query
+            strong = len(query) >= 2 and shared == query.keys()
         if strong:
             kept.append(tool)
     return sorted(kept, key=lambda tool: tool.risk >= 2)
+
+
+def _spelt_alike(word: str, words: set[str]) -> bool:
+    if len(word) < 4:
+        return False
+    matcher = SequenceMatcher(None, b=word, autojunk=False)
+    for other in words:
+        if len(other) >= 4:
+            matcher.set_seq1(other)
+            if matcher.real_quick_ratio() >= 0.75 and matcher.ratio() >= 0.75:
+                return True
+    return False
 
 
 def query_of(name: str) -> str:

@@ -28,6 +28,8 @@ class UnknownNames:
         """Parts whose names changed since the suggester read them."""
         self._tools: dict[str, dict[str, Any]] = {}
         """Per part the suggester read, its tools by public name (their words and risk)."""
+        self._by_name: dict[str, Any] = {}
+        """The same tools by public name, all parts together."""
 
     def depart(self, name: str, reason: str) -> None:
         self._departed.pop(name, None)
@@ -57,13 +59,14 @@ class UnknownNames:
             self._suggester, self._stale = NameSuggester(), dict.fromkeys(shown)
         if self._stale:
             for part in self._stale:
-                self._tools[part] = {t.name: t for t in shown.get(part, {}).values()}
+                self._set_tools(part, {t.name: t for t in shown.get(part, {}).values()})
             self._suggester.set_parts(
                 (part, [(t.name, t.tool) for t in self._tools[part].values()]) for part in self._stale
             )
             self._stale.clear()
             self._suggester.order(shown)
-            self._tools = {part: self._tools.get(part, {}) for part in shown}
+            for gone in self._tools.keys() - shown.keys():
+                self._set_tools(gone, None)
         close = [repr(c) for c in self._close(name)]
         if close:
             listed = close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]
@@ -79,12 +82,18 @@ class UnknownNames:
         tools = [tool for n in names if (tool := self._tool(n)) is not None]
         if len(tools) != len(names):  # a name the suggester holds is always a tool here
             return names if evident else []
-        chosen = sorted(tools, key=lambda t: t.risk >= 2) if evident else meaningful(name, tools)
-        return [tool.name for tool in chosen]
+        if evident:
+            return [tool.name for tool in sorted(tools, key=lambda t: t.risk >= 2)]
+        return [tool.name for tool in meaningful(name, tools, misspelt=True)]
 
     def _tool(self, name: str) -> Any:
-        for tools in self._tools.values():
-            found = tools.get(name)
-            if found is not None:
-                return found
-        return None
+        return self._by_name.get(name)
+
+    def _set_tools(self, part: str, tools: dict[str, Any] | None) -> None:
+        """Make `part` hold `tools` (None: forget the part)."""
+        for name, tool in self._tools.pop(part, {}).items():
+            if self._by_name.get(name) is tool:  # not a name another part holds now
+                del self._by_name[name]
+        if tools is not None:
+            self._tools[part] = tools
+            self._by_name.update(tools)

@@ -261,7 +261,7 @@ def test_the_suggestions_after_any_history_are_a_fresh_indexs(
                 assert catalogue._unknown._suggester.suggest(name) == expected
                 if not evident:  # only spelt alike: those whose words say what the name says
                     tools = {t.name: t for t in catalogue.all_tools()}
-                    meant = [t.name for t in meaningful(name, [tools[n] for n in expected])]
+                    meant = [t.name for t in meaningful(name, [tools[n] for n in expected], misspelt=True)]
                     assert ("Did you mean" in text) == bool(meant)
                     assert all(repr(n) in text for n in meant)
                 elif listed:

@@ -262,7 +262,7 @@ def test_a_hint_says_what_the_name_says_and_a_tool_that_may_destroy_never_leads(
     flags = [by_name[n].risk >= 2 for n in suggested]
     assert flags == sorted(flags)
     if unknown._suggester is not None and not unknown._suggester.graded(name)[1]:
-        assert suggested == [t.name for t in meaningful(name, [by_name[n] for n in suggested])]
+        assert suggested == [t.name for t in meaningful(name, [by_name[n] for n in suggested], misspelt=True)]
 
 
 def test_the_hints_of_the_transcripts() -> None:
@@ -394,4 +394,21 @@ def test_a_part_of_a_word_finds_it(word: str, data: st.DataObject) -> None:
     assert _holds(frozenset({word}), word[start:end])  # a part of four letters or more
     assert _holds(frozenset({word}), word[:3])  # a beginning
     assert _holds(frozenset({word}), word + "s")  # the word is where the query begins
-    assert not _holds(frozenset({word}), "q" + word[:2])  # a three-letter query is only a beginning
+    three = data.draw(st.from_regex(r"[a-z]{3}", fullmatch=True) | st.just(word[1:4]))
+    assert _holds(frozenset({word}), three) == word.startswith(three)  # three letters: a beginning only
+
+
+def test_a_typo_keeps_its_close_names_but_never_turns_save_into_delete() -> None:
+    notes = [
+        Tool("notes__delete_note", "delete_note", "Delete a note by its number.", 2),
+        Tool("gh__list_issue_read", "list_issue_read", "Read an issue of a list.", 0),
+    ]
+    assert meaningful("lst_issue_raed", notes) == []  # read as words: no word in common
+    assert meaningful("lst_issue_raed", notes, misspelt=True) == [notes[1]]  # read as a typo
+    assert meaningful("save_note", notes, misspelt=True) == []
+    assert meaningful("delet_note", notes, misspelt=True) == [notes[0]]
+    unknown = UnknownNames()
+    text = unknown.why(
+        "gh__lst_issue_raed", {"gh": {notes[1].name: notes[1]}, "notes": {notes[0].name: notes[0]}}
+    )
+    assert "Did you mean 'gh__list_issue_read'?" in text
