@@ -643,23 +643,33 @@ class OpenAIPeerToolAdapter:
             return answerer.answers(calls, [await answerer.run(calls[0], call_timeout)])
         return answerer.answers(calls, await answerer.run_all(calls, call_timeout))
 
-    def recover_text_calls(self, message: Any) -> ChatCompletionAssistantMessageParam | None:
+    def recover_text_calls(
+        self, message: Any, *, unknown: bool = False, truncated: bool = False
+    ) -> ChatCompletionAssistantMessageParam | None:
         """The Chat assistant message to append instead of `message` when the model wrote its tool
         calls as text (Hermes `<tool_call>`, JSON, Mistral `[TOOL_CALLS]`, Llama
         `<|python_tag|>`, pythonic `[f(a=1)]`): with those calls as `tool_calls` and only the rest
         of the text as content; None when it holds none that can all be recovered (see
-        docs/model.md). `dispatch(message, text_calls=True)` answers them, with the same ids."""
+        docs/model.md). `dispatch(message, text_calls=True)` answers them, with the same ids.
+
+        `unknown`: a call of a name no tool answers to is recovered too (its answer names the
+        close tools). `truncated`: the reply was cut by its token limit (`finish_reason`
+        "length"); the calls written whole before a cut last one are kept."""
         from .model._written_calls import chat_with_text_calls
 
-        recovered = chat_with_text_calls(message, self._answerer.written_names())
+        resolve = self._answerer.written_names(unknown=unknown)
+        recovered = chat_with_text_calls(message, resolve, truncated=truncated)
         return cast("ChatCompletionAssistantMessageParam | None", recovered)
 
-    def recover_text_call_items(self, response: Any) -> list[ResponseInputItemParam] | None:
+    def recover_text_call_items(
+        self, response: Any, *, unknown: bool = False, truncated: bool = False
+    ) -> list[ResponseInputItemParam] | None:
         """As `recover_text_calls`, for a Responses reply (a `Response` or its `output`): the input
         items to append instead of its output, the written calls as `function_call` items."""
         from .model._written_calls import responses_with_text_calls
 
-        items = responses_with_text_calls(response, self._answerer.written_names())
+        resolve = self._answerer.written_names(unknown=unknown)
+        items = responses_with_text_calls(response, resolve, truncated=truncated)
         return cast("list[ResponseInputItemParam] | None", items)
 
     @overload

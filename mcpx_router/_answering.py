@@ -58,10 +58,12 @@ class Answerer:
         self.groups: GroupCaller | None = None
         """What runs calls to groups, once groups are asked for."""
 
-    def written_names(self) -> Resolve:
+    def written_names(self, *, unknown: bool = False) -> Resolve:
         """The public name a name the model wrote in its text calls (`text_calls=True`): a
         published name or a group's, as it is; a tool's own name (`get_weather` for
-        `weather__get_weather`) when only one peer publishes it; else None."""
+        `weather__get_weather`) when only one peer publishes it; else None (`unknown`: else the
+        name as written, when it is written as a function's name, for its answer to name the
+        close tools)."""
         catalogue = self._catalogue
 
         def resolve(name: str) -> str | None:
@@ -72,6 +74,10 @@ class Answerer:
             owners = {tool.name for tool in catalogue.all_tools() if tool.tool == name}
             return owners.pop() if len(owners) == 1 else None
 
+        if unknown:
+            from .model._text_calls import or_unknown
+
+            return or_unknown(resolve)
         return resolve
 
     async def run_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Outcome]:

@@ -12,7 +12,7 @@ from ._errors import ToolConversionError
 from ._naming import NameTable, ToolKey, shown
 from ._published import Format, PublishedTool
 from ._views import Views
-from .groups._groups import GROUPS_KEY, Group, Groups, declared_destructive, destructive, repeat_safe
+from .groups._groups import GROUPS_KEY, Group, Groups, declared_destructive, destructive, repeat_safe, risk
 from .model._listing import SchemaHash, checked_tool, plain_key
 from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
@@ -161,6 +161,7 @@ class Catalogue:
             entry.output_schema = tool.output_schema
             entry.destructive = destructive(tool)
             entry.declared_destructive = declared_destructive(tool)
+            entry.risk = risk(tool)
             if entry is not previous:
                 self._by_name[entry.name] = entry
                 self._unknown.arrived(entry.name)

@@ -55,6 +55,10 @@ class PublishedTool:
     """The tool may change things beyond repair: not read-only, and `destructiveHint` not false."""
     declared_destructive: bool = field(default=False, repr=False)
     """The tool says so itself: `destructiveHint: true`, and not `readOnlyHint: true`."""
+    risk: int = field(default=2, repr=False)
+    """What a call may do, as the tool declares it: 0 only reads (`readOnlyHint`), 1 only adds
+    (`destructiveHint: false`), 2 may change or destroy (anything else: MCP's default). A tool of
+    risk 1 or 2 is suggested to the model only on a strong match (`model/_search_hints.py`)."""
     _validator: ArgumentValidator | None = field(default=None, init=False, repr=False)
 
     _key: ToolKey | None = field(default=None, init=False, repr=False)

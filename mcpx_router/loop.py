@@ -69,7 +69,7 @@ async def run_chat(
     max_turns: int = 10,
     tool_search: bool | ToolSearch = False,
     text_calls: bool = False,
-    dedupe_calls: bool = True,
+    dedupe_calls: bool | Literal["turn", "conversation"] = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     code_mode: CodeMode | None = None,
     **create: Unpack[ChatCreateOptions],
@@ -94,10 +94,14 @@ async def run_chat(
             next request (True: a new `ToolSearch`; or pass one). False: the most relevant tools.
         text_calls: When a reply calls nothing but holds calls written as text (Hermes
             `<tool_call>`, JSON, Mistral, Llama, pythonic; see docs/model.md), the assistant
-            message is appended with them as `tool_calls` and they are answered.
-        dedupe_calls: Identical calls of one turn (same name, same arguments) run once and share
-            the answer, unless the tool is marked read-only or idempotent (`_call_guard`).
-            False: each runs.
+            message is appended with them as `tool_calls` and they are answered: a call of a
+            name no tool answers to with the close names (and, with tool search, what the
+            search finds for it); in a reply cut by `max_tokens`, the calls written whole.
+        dedupe_calls: Identical calls (same name, same arguments) run once, unless the tool is
+            marked read-only or idempotent (`_call_guard`): in one turn they share the answer,
+            and a call that already ran and succeeded in an earlier turn of this run is
+            answered with what it returned, saying so (True or "conversation"). "turn": only
+            within a turn. False: each runs.
         max_calls_per_turn: The most calls one turn runs; those beyond are answered with an
             error naming the limit, never run (None: no limit).
         code_mode: Offer the model `run_python` and `find_tools` of this `CodeMode` (entered
@@ -131,7 +135,10 @@ async def run_chat(
         message = response.choices[0].message
         history.append(_assistant_message(message))
         calls: list[Any] = list(message.tool_calls or [])
-        written = recoverer.recover_text_calls(history[-1]) if text_calls and not calls else None
+        written = None
+        if text_calls and not calls:  # unknown names too: their answers name the close tools
+            cut = response.choices[0].finish_reason == "length"
+            written = recoverer.recover_text_calls(history[-1], unknown=True, truncated=cut)
         if written is not None:
             history[-1], calls = written, list(written.get("tool_calls") or [])
         if not calls:
@@ -153,7 +160,7 @@ async def run_responses(
     max_turns: int = 10,
     tool_search: bool | ToolSearch = False,
     text_calls: bool = False,
-    dedupe_calls: bool = True,
+    dedupe_calls: bool | Literal["turn", "conversation"] = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     code_mode: CodeMode | None = None,
     **create: Unpack[ResponsesCreateOptions],
@@ -204,7 +211,10 @@ async def run_responses(
         # messages, calls the API ran itself) needs no answer. A ToolSearch answers searches too.
         turn = guard.plan(response)
         answers = turn.answers(await dispatch(turn.to_dispatch))
-        written_items = recoverer.recover_text_call_items(response) if text_calls and not answers else None
+        written_items = None
+        if text_calls and not answers:
+            cut = _cut(response)
+            written_items = recoverer.recover_text_call_items(response, unknown=True, truncated=cut)
         if written_items is not None:
             items[len(items) - len(response.output) :] = written_items
             turn = guard.plan(function_calls(written_items))
@@ -269,6 +279,12 @@ def _assistant_message(message: ChatCompletionMessage) -> ChatCompletionAssistan
     if calls:
         out["tool_calls"] = calls
     return cast("ChatCompletionAssistantMessageParam", out)
+
+
+def _cut(response: Response) -> bool:
+    """Whether a Responses reply was cut by its token limit."""
+    details = response.incomplete_details
+    return response.status == "incomplete" and (details is None or details.reason == "max_output_tokens")
 
 
 def _searcher(adapter: OpenAIPeerToolAdapter, tool_search: bool | ToolSearch) -> ToolSearch | None:

@@ -50,15 +50,32 @@ def _configs(text: str) -> tuple[str, ...]:
     return names
 
 
-def _limits(text: str) -> dict[tuple[str, int], int]:
-    """`CONFIG:SIZE=N,...` (either side may be `*`)."""
-    out: dict[tuple[str, int], int] = {}
+def _count(text: str) -> int | None:
+    """A number of requests: 1 or more, or 0 for every request (None)."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of requests, not {text!r}") from None
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 (every request) or more, not {count}")
+    return count or None
+
+
+def _limits(text: str) -> dict[tuple[str, int], int | None]:
+    """`CONFIG:SIZE=N,...` (either side may be `*`; N 0 for every request)."""
+    out: dict[tuple[str, int], int | None] = {}
     for part in text.split(","):
         where, _, count = part.partition("=")
         config, _, size = where.partition(":")
+        if config not in ("*", "", *CONFIGS):
+            raise argparse.ArgumentTypeError(f"unknown configuration {config!r} in {part!r}")
+        try:
+            sizes = (10, 100, 1000, 5000) if size in ("*", "") else (int(size),)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected CONFIG:SIZE=N, not {part!r}") from None
         for c in CONFIGS if config in ("*", "") else (config,):
-            for s in (10, 100, 1000, 5000) if size in ("*", "") else (int(size),):
-                out[(c, s)] = int(count)
+            for s in sizes:
+                out[(c, s)] = _count(count)
     return out
 
 
@@ -84,8 +101,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--configs", type=_configs, default=CONFIGS, help=f"of {', '.join(CONFIGS)} (default: all)"
     )
-    p.add_argument("--limit", type=int, help="at most N requests per (config, size), spread over the set")
-    p.add_argument("--limits", type=_limits, default={}, help="per cell: budget:10=107,*:1000=30 ...")
+    p.add_argument(
+        "--limit", type=_count, help="at most N requests per (config, size), spread over the set (0: all)"
+    )
+    p.add_argument(
+        "--limits", type=_limits, default={}, help="per cell: budget:10=107,*:1000=30 ... (0: all)"
+    )
     p.add_argument("--max-tools", type=int, default=128, help="the budget: most tools per request (128)")
     p.add_argument("--max-turns", type=int, default=4)
     p.add_argument("--max-tokens", type=int, default=256, help="sent with every request (256)")

@@ -335,7 +335,7 @@ class Settings:
     per_search: int = 5
     native_search: bool = False
     text_calls: bool = False
-    limit: dict[tuple[str, int], int] = field(default_factory=dict)
+    limit: dict[tuple[str, int], int | None] = field(default_factory=dict)
     """At most this many requests for a (config, size); absent: all (or `default_limit`)."""
     default_limit: int | None = None
     seed: int = 7
@@ -458,8 +458,9 @@ async def run_one(
 
 
 def chosen(requests: Sequence[Request], count: int | None) -> list[Request]:
-    """`count` requests spread over the whole set (every k-th), so that each server is represented."""
-    if count is None or count >= len(requests):
+    """`count` requests spread over the whole set (every k-th), so that each server is represented;
+    every request for None or 0."""
+    if not count or count >= len(requests):
         return list(requests)
     step = len(requests) / count
     return [requests[int(i * step)] for i in range(count)]

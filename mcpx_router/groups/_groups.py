@@ -31,6 +31,7 @@ __all__ = [
     "declared_destructive",
     "destructive",
     "repeat_safe",
+    "risk",
     "shape_of",
 ]
 
@@ -102,6 +103,14 @@ def declared_destructive(tool: mt.Tool) -> bool:
     """Whether the tool declares itself destructive (`destructiveHint: true`, not read-only)."""
     hints = tool.annotations
     return hints is not None and hints.destructive_hint is True and not hints.read_only_hint
+
+
+def risk(tool: mt.Tool) -> int:
+    """`PublishedTool.risk` from the tool's annotations: 0 read-only, 1 additive, 2 may destroy."""
+    hints = tool.annotations
+    if hints is not None and hints.read_only_hint:
+        return 0
+    return 1 if hints is not None and hints.destructive_hint is False else 2
 
 
 def shape_of(tool: PublishedTool) -> str:
@@ -256,6 +265,7 @@ class Groups:
             strict=first.strict,
             origin=first.origin,
             fingerprint=first.fingerprint,
+            risk=max(member.risk for member in group.members),
         )
         # What code mode reads of it: the members' output schema where they all declare the same,
         # and destructive when any member is.

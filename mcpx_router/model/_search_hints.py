@@ -4,19 +4,90 @@ A small model calls tools it imagines (`save_note`, `sum_two_numbers`). The adap
 no such tool exists and names close spellings; in a conversation with tool search the library can
 do better: the name itself, read as words, is a query, and the search finds the tools that do
 what it says. The answer then names them and tells the model it can search itself.
+
+A hint is an invitation the model acts on, so it must not lead to harm: `save_note` once got
+`notes__delete_note` for the one word "note" they share, and the model deleted a note. A tool is
+suggested only when its name and description say what the called name says (`meaningful`), a
+tool that may change anything only when they say all of it, and a tool that may destroy comes
+after every other tool suggested with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
+from typing import Any, Final, Protocol, TypeVar
 
-from ._budget import tokens
+from ._budget import terms, tokens
 
-__all__ = ["SUGGESTED", "hint", "hinted", "query_of"]
+__all__ = ["SUGGESTED", "Suggestible", "hint", "hinted", "meaningful", "query_of"]
 
 SUGGESTED: Final = 3
 """The most tools an answer to an unknown name suggests."""
+
+
+class Suggestible(Protocol):
+    """What `meaningful` reads of a tool (a `PublishedTool` is one)."""
+
+    @property
+    def tool(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def risk(self) -> int: ...
+
+
+_T = TypeVar("_T", bound=Suggestible)
+
+
+def meaningful(name: str, tools: Iterable[_T], *, misspelt: bool = False) -> list[_T]:
+    """The tools that may be suggested for the name `name` the model called, in their order but
+    those that may destroy last.
+
+    The name's words (stemmed, words such as "the" dropped) are compared with the words of each
+    tool's own name and description:
+
+    - a read-only tool (risk 0) needs at least half of them, and two when the name has two or
+      more: one shared word ("number" in `sum_two_numbers` and "Delete a note by its number")
+      is a coincidence, not a meaning;
+    - any other tool (risk 1 or 2, `PublishedTool.risk`) needs every one of them, and a name of
+      two words at least: a call it was not meant for may change what the user keeps.
+
+    A tool that may destroy (risk 2) never comes before one that may not. `misspelt`: the name
+    is only spelt like the tools' (the close names of a typo), so a word of four letters or more
+    also matches a word of the tool's spelt alike (`difflib` ratio 0.75 or more: `raed` and
+    `read`, never `save` and `delete`).
+    """
+    query = {stem: word for word in tokens(name) for stem in terms(word)}  # stem -> the word
+    if not query:
+        return []
+    kept: list[_T] = []
+    for tool in tools:
+        text = f"{query_of(tool.tool)} {tool.description}"
+        stems = set(terms(text))
+        shared = {stem for stem in query if stem in stems}
+        if misspelt and len(shared) < len(query):
+            written = set(tokens(text))
+            shared |= {stem for stem, word in query.items() if _spelt_alike(word, written)}
+        if tool.risk == 0:
+            strong = len(shared) >= min(2, len(query)) and 2 * len(shared) >= len(query)
+        else:
+            strong = len(query) >= 2 and shared == query.keys()
+        if strong:
+            kept.append(tool)
+    return sorted(kept, key=lambda tool: tool.risk >= 2)
+
+
+def _spelt_alike(word: str, words: set[str]) -> bool:
+    if len(word) < 4:
+        return False
+    matcher = SequenceMatcher(None, b=word, autojunk=False)
+    for other in words:
+        if len(other) >= 4:
+            matcher.set_seq1(other)
+            if matcher.real_quick_ratio() >= 0.75 and matcher.ratio() >= 0.75:
+                return True
+    return False
 
 
 def query_of(name: str) -> str:

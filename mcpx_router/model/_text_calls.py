@@ -25,6 +25,13 @@ with prose around it, from code in another language, or from prose that names a 
 
 Each recovered call gets an id made from the message's text and the call's place in it
 (`call_text_<hash>_<n>`), so that the same message always gives the same ids.
+
+Two readings the loops use: `or_unknown(resolve)` also takes a name no tool answers to (a call
+written in one of the forms above is evidently a call; its answer then names the close tools,
+where a message left as text would end the conversation), and `truncated=True` (the reply was
+cut by its token limit) keeps the calls written whole before a last one that was cut, in the
+forms that hold several (Hermes blocks, calls one a line, a JSON list, Llama's `;`); the cut
+call stays in the text.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Recovered", "TextCall", "recover_calls"]
+__all__ = ["Recovered", "TextCall", "or_unknown", "recover_calls"]
 
 Resolve = Callable[[str], "str | None"]
 """A name as the model wrote it → the public name it calls, or None when it calls nothing known."""
@@ -68,6 +75,19 @@ class _NotACall(Exception):
     """What was written is not a call that can be recovered."""
 
 
+_CALLABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:\-]{0,127}\Z")
+"""A name written as a function's name (what a model may call, a prefix such as `functions.` too)."""
+
+
+def or_unknown(resolve: Resolve) -> Resolve:
+    """`resolve`, and a name it does not know as it is, when it is written as a function's name."""
+
+    def lenient(name: str) -> str | None:
+        return resolve(name) or (name if _CALLABLE.match(name) else None)
+
+    return lenient
+
+
 _HERMES = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _MISTRAL = "[TOOL_CALLS]"
 _MISTRAL_ARGS = "[ARGS]"
@@ -77,12 +97,13 @@ _KEYS = {"name", "arguments", "parameters", "id", "type"}
 _DECODER = json.JSONDecoder()
 
 
-def recover_calls(text: Any, resolve: Resolve) -> Recovered | None:
-    """The calls written in `text`, or None when it holds none that can all be recovered."""
+def recover_calls(text: Any, resolve: Resolve, *, truncated: bool = False) -> Recovered | None:
+    """The calls written in `text`, or None when it holds none that can all be recovered
+    (`truncated`: but for a last one cut by the reply's token limit, left in the text)."""
     if not isinstance(text, str) or not text.strip():
         return None
     try:
-        calls, rest = _find(text.strip(), resolve)
+        calls, rest = _find(text.strip(), _Reading(resolve, truncated))
     except (_NotACall, ValueError, RecursionError, MemoryError):
         return None
     if not calls:
@@ -95,13 +116,32 @@ def recover_calls(text: Any, resolve: Resolve) -> Recovered | None:
     return Recovered(recovered, rest or None)
 
 
-def _find(text: str, resolve: Resolve) -> tuple[list[tuple[str, str]], str]:
+class _Reading:
+    """`resolve`, and whether the text may end in a call cut short."""
+
+    __slots__ = ("resolve", "truncated")
+
+    def __init__(self, resolve: Resolve, truncated: bool) -> None:
+        self.resolve, self.truncated = resolve, truncated
+
+    def __call__(self, name: str) -> str | None:
+        return self.resolve(name)
+
+
+def _find(text: str, resolve: _Reading) -> tuple[list[tuple[str, str]], str]:
     if "<tool_call>" in text:
         bodies = _HERMES.findall(text)
         rest = _HERMES.sub("", text)
         if "</tool_call>" in rest:
             raise _NotACall("a closing tag without its opening one")
-        return [_json_call(_one_json(body), resolve) for body in bodies], rest
+        cut = ""
+        if resolve.truncated and len(bodies) > 1 and not text.rstrip().endswith("</tool_call>"):
+            try:
+                _one_json(bodies[-1])
+            except _NotACall:  # the last block was cut: the others stand, it stays as text
+                cut = text[text.rindex("<tool_call>") :]
+                bodies = bodies[:-1]
+        return [_json_call(_one_json(body), resolve) for body in bodies], (rest + " " + cut).strip()
     if _MISTRAL in text:
         before, _, after = text.partition(_MISTRAL)
         return _mistral(after, resolve), before
@@ -110,13 +150,15 @@ def _find(text: str, resolve: Resolve) -> tuple[list[tuple[str, str]], str]:
         return _llama(after, resolve), before
     fenced = _FENCE.match(text)
     if fenced is not None:
-        return _call_sequence(fenced.group(1), resolve), ""
+        return _call_sequence(fenced.group(1), resolve)[0], ""
     if text.startswith("{"):
-        return _call_sequence(text, resolve), ""
+        return _call_sequence(text, resolve)
     if text.startswith("["):
         try:
             value = _one_json(text)
         except _NotACall:
+            if resolve.truncated and text.lstrip("[ \t\r\n").startswith("{"):
+                return _cut_list(text, resolve)
             return _pythonic(text, resolve), ""
         return _json_calls(value, resolve), ""
     return [], text
@@ -134,26 +176,47 @@ def _one_json(text: str) -> Any:
     return value
 
 
-def _call_sequence(text: str, resolve: Resolve) -> list[tuple[str, str]]:
+def _call_sequence(text: str, resolve: _Reading) -> tuple[list[tuple[str, str]], str]:
     """One JSON value that is a call or a list of calls, or call objects one a line (a line
-    break, and only whitespace, between two of them); nothing else around them."""
+    break, and only whitespace, between two of them); nothing else around them. With the
+    reply truncated, a last object cut short is the text left."""
     text = text.strip()
     if not text.startswith("{"):
-        return _json_calls(_one_json(text), resolve)
+        return _json_calls(_one_json(text), resolve), ""
     calls: list[tuple[str, str]] = []
     at = 0
     while at < len(text):
         try:
-            value, at = _DECODER.raw_decode(text, at)
+            value, end = _DECODER.raw_decode(text, at)
         except ValueError as exc:
+            if resolve.truncated and calls and text[at] == "{":
+                return calls, text[at:]
             raise _NotACall(str(exc)) from exc
+        at = end
         calls.append(_json_call(value, resolve))
         start = at
         while at < len(text) and text[at].isspace():
             at += 1
         if at < len(text) and "\n" not in text[start:at]:
             raise _NotACall("another call on the same line")
-    return calls
+    return calls, ""
+
+
+def _cut_list(text: str, resolve: _Reading) -> tuple[list[tuple[str, str]], str]:
+    """A JSON list of calls cut short: the calls before the cut, and the cut one as text."""
+    calls: list[tuple[str, str]] = []
+    at = text.index("[") + 1
+    while True:
+        while at < len(text) and text[at] in " \t\r\n,":
+            at += 1
+        try:
+            value, end = _DECODER.raw_decode(text, at)
+        except ValueError:
+            if not calls:
+                raise _NotACall("a list cut before its first call") from None
+            return calls, text[at:]
+        calls.append(_json_call(value, resolve))
+        at = end
 
 
 def _json_calls(value: Any, resolve: Resolve) -> list[tuple[str, str]]:
@@ -218,16 +281,18 @@ def _mistral(after: str, resolve: Resolve) -> list[tuple[str, str]]:
     return calls
 
 
-def _llama(after: str, resolve: Resolve) -> list[tuple[str, str]]:
+def _llama(after: str, resolve: _Reading) -> list[tuple[str, str]]:
     """One JSON call, or several separated by `;`."""
     after = after.strip()
     if after.endswith("<|eom_id|>") or after.endswith("<|eot_id|>"):
         after = after[: -len("<|eom_id|>")]
-    calls = []
+    calls: list[tuple[str, str]] = []
     while True:
         try:
             value, end = _DECODER.raw_decode(after)
         except ValueError as exc:
+            if resolve.truncated and calls:
+                return calls
             raise _NotACall(str(exc)) from exc
         calls.append(_json_call(value, resolve))
         after = after[end:].strip()

@@ -47,10 +47,10 @@ def _text_of(content: Any) -> str | None:
     return None
 
 
-def _chat_recovered(message: Any, resolve: Resolve) -> Recovered | None:
+def _chat_recovered(message: Any, resolve: Resolve, truncated: bool = False) -> Recovered | None:
     if _get(message, "role") != "assistant" or _get(message, "tool_calls") or _get(message, "function_call"):
         return None
-    return recover_calls(_text_of(_get(message, "content")), resolve)
+    return recover_calls(_text_of(_get(message, "content")), resolve, truncated=truncated)
 
 
 def _chat_calls(recovered: Recovered) -> list[dict[str, Any]]:
@@ -60,10 +60,11 @@ def _chat_calls(recovered: Recovered) -> list[dict[str, Any]]:
     ]
 
 
-def chat_with_text_calls(message: Any, resolve: Resolve) -> dict[str, Any] | None:
+def chat_with_text_calls(message: Any, resolve: Resolve, *, truncated: bool = False) -> dict[str, Any] | None:
     """The assistant message to append instead of `message`: its calls as `tool_calls`, its
-    content only the text around them (None when there is none); None when it holds no calls."""
-    recovered = _chat_recovered(message, resolve)
+    content only the text around them (None when there is none); None when it holds no calls.
+    `truncated`: the reply was cut by its token limit (`recover_calls`)."""
+    recovered = _chat_recovered(message, resolve, truncated)
     if recovered is None:
         return None
     if isinstance(message, Mapping):
@@ -95,7 +96,9 @@ def _as_dict(item: Any) -> dict[str, Any]:
     return dumped
 
 
-def responses_with_text_calls(reply: Any, resolve: Resolve) -> list[dict[str, Any]] | None:
+def responses_with_text_calls(
+    reply: Any, resolve: Resolve, *, truncated: bool = False
+) -> list[dict[str, Any]] | None:
     """The input items to append instead of a Responses reply's output (a `Response` or its
     `output`): each assistant `message` holding written calls keeps only the text around them (or
     goes, when there is none) and is followed by its calls as `function_call` items; None when
@@ -108,7 +111,7 @@ def responses_with_text_calls(reply: Any, resolve: Resolve) -> list[dict[str, An
     for item in items:
         recovered = None
         if _get(item, "type") == "message" and _get(item, "role") == "assistant":
-            recovered = recover_calls(_text_of(_get(item, "content")), resolve)
+            recovered = recover_calls(_text_of(_get(item, "content")), resolve, truncated=truncated)
         if recovered is None:
             out.append(_as_dict(item))
             continue

@@ -182,15 +182,19 @@ class AdapterFace:
         )
         return answers
 
-    def recover_text_calls(self, message: Any) -> ChatCompletionAssistantMessageParam | None:
+    def recover_text_calls(
+        self, message: Any, *, unknown: bool = False, truncated: bool = False
+    ) -> ChatCompletionAssistantMessageParam | None:
         """The assistant message with the calls the model wrote as text (see
         `OpenAIPeerToolAdapter.recover_text_calls`)."""
-        return self._adapter.recover_text_calls(message)
+        return self._adapter.recover_text_calls(message, unknown=unknown, truncated=truncated)
 
-    def recover_text_call_items(self, response: Any) -> list[ResponseInputItemParam] | None:
+    def recover_text_call_items(
+        self, response: Any, *, unknown: bool = False, truncated: bool = False
+    ) -> list[ResponseInputItemParam] | None:
         """A Responses reply's items with the calls written as text (see
         `OpenAIPeerToolAdapter.recover_text_call_items`)."""
-        return self._adapter.recover_text_call_items(response)
+        return self._adapter.recover_text_call_items(response, unknown=unknown, truncated=truncated)
 
     @overload
     async def execute_function_call(

@@ -12,6 +12,8 @@ microseconds, not a scan of every name. The suggestions come in this order:
    part is one edit from one (`wrongpeer__echo`, `ech`): every published name of a tool so named;
 5. only when those give none: the (at most three) names most alike by `difflib`'s ratio (at
    least 0.6), scored exactly on the few names that share the most rare letter trigrams with it.
+   Spelt alike is not meant alike (`save_note`, `notes__delete_note`): `UnknownNames` keeps of
+   these only the tools whose words say what the name says (`model/_search_hints.meaningful`).
 """
 
 from __future__ import annotations
@@ -301,8 +303,13 @@ class NameSuggester:
 
     def suggest(self, name: str) -> list[str]:
         """Published names the model may have meant by `name`, the likeliest first (maybe none)."""
+        return self.graded(name)[0]
+
+    def graded(self, name: str) -> tuple[list[str], bool]:
+        """`suggest(name)`, and whether the names are evident (steps 1 to 4 of the module's
+        docstring) rather than only spelt alike (step 5)."""
         if not self._entries or not name:
-            return []
+            return [], True
         query = name[:_LONGEST].casefold()
         parts = [query, *_suffixes(query)]
         strong: list[int] = []
@@ -321,10 +328,11 @@ class NameSuggester:
             for number in self._tools.near(_squash(parts[-1])):
                 strong += self._by_tool[self._tool_keys[number]]
             strong = self._in_order(strong)
+        evident = bool(strong)
         if not strong:
             strong = [n for _, n in self._folded.alike(query, self._place.__getitem__)[:FEW]]
         chosen = list(dict.fromkeys(strong))
-        return [self._entries[n][0] for n in chosen[:MOST]]
+        return [self._entries[n][0] for n in chosen[:MOST]], evident
 
     def _in_order(self, numbers: Iterable[int]) -> list[int]:
         """The names `numbers` in catalogue order."""

@@ -27,9 +27,10 @@ from .._dispatch import check_limit
 from .._errors import UnknownToolError, UsageError
 from .._naming import is_legal_name
 from ..model._arguments import ArgumentsError, parse_arguments
+from ..model._budget import terms, tokens
 from ..model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
 from ..model._schema import chat_tool, legacy_function, responses_tool
-from ..model._search_hints import SUGGESTED, hint, hinted, query_of
+from ..model._search_hints import SUGGESTED, hint, hinted, meaningful, query_of
 from ._ranking import query_text
 
 if TYPE_CHECKING:
@@ -107,6 +108,9 @@ class ToolSearch:
         self.name = next(c for c in candidates if c not in taken)
         """The search function's name in this conversation."""
         self._found: dict[str, None] = {}
+        self._words_version = -1
+        self._words: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        """Per tool, the words of its own name and of its description (for partial matches)."""
 
     @property
     def found(self) -> tuple[str, ...]:
@@ -127,27 +131,58 @@ class ToolSearch:
         return cast("list[FunctionDefinition]", await self._tools("functions", messages))
 
     async def find(self, query: str) -> list[PublishedTool]:
-        """The tools most relevant to `query` (at most `per_search`), best first; none without a match."""
+        """The tools most relevant to `query` (at most `per_search`), best first; when no word of it
+        is a tool's word, those with a word it begins, ends or is part of (`budget`: "budgets",
+        `todo`: "todos"); none without either."""
         ranked = await self._adapter.rank_tools(query)
-        return [tool for tool, score in ranked if score > 0 and tool.name != self.name][: self._per_search]
+        found = [tool for tool, score in ranked if score > 0 and tool.name != self.name]
+        return (found or self._partly(query))[: self._per_search]
 
-    def recover_text_calls(self, message: Any) -> ChatCompletionAssistantMessageParam | None:
+    def _partly(self, query: str) -> list[PublishedTool]:
+        """The tools with a word that partly matches a word of `query` of three letters or more, or
+        its stem (`_holds`): a word of the tool's own name counts twice."""
+        wanted = {w for w in tokens(query) if len(w) >= 3} | {w for w in terms(query) if len(w) >= 3}
+        if not wanted:
+            return []
+        if self._words_version != self._adapter.version:
+            self._words_version, self._words = self._adapter.version, {}
+        scored: list[tuple[int, int, PublishedTool]] = []
+        for place, tool in enumerate(self._adapter.tools):
+            if tool.name == self.name:
+                continue
+            words = self._words.get(tool.name)
+            if words is None:
+                words = self._words[tool.name] = (
+                    frozenset(tokens(tool.tool)),
+                    frozenset(tokens(tool.description)),
+                )
+            named, described = words
+            score = sum(2 if _holds(named, w) else 1 if _holds(described, w) else 0 for w in wanted)
+            if score:
+                scored.append((-score, place, tool))
+        return [tool for _, _, tool in sorted(scored, key=lambda s: s[:2])]
+
+    def recover_text_calls(
+        self, message: Any, *, unknown: bool = False, truncated: bool = False
+    ) -> ChatCompletionAssistantMessageParam | None:
         """As the adapter's `recover_text_calls`, the search function's name known too: a model
         that writes its calls as text can search."""
         from ..model._written_calls import chat_with_text_calls
 
-        recovered = chat_with_text_calls(message, self._written_names())
+        recovered = chat_with_text_calls(message, self._written_names(unknown), truncated=truncated)
         return cast("ChatCompletionAssistantMessageParam | None", recovered)
 
-    def recover_text_call_items(self, response: Any) -> list[ResponseInputItemParam] | None:
+    def recover_text_call_items(
+        self, response: Any, *, unknown: bool = False, truncated: bool = False
+    ) -> list[ResponseInputItemParam] | None:
         """As the adapter's `recover_text_call_items`, the search function's name known too."""
         from ..model._written_calls import responses_with_text_calls
 
-        items = responses_with_text_calls(response, self._written_names())
+        items = responses_with_text_calls(response, self._written_names(unknown), truncated=truncated)
         return cast("list[ResponseInputItemParam] | None", items)
 
-    def _written_names(self) -> Resolve:
-        published = self._adapter._answerer.written_names()
+    def _written_names(self, unknown: bool) -> Resolve:
+        published = self._adapter._answerer.written_names(unknown=unknown)
         return lambda name: name if name == self.name else published(name)
 
     async def dispatch(self, tool_calls: Any, *, call_timeout: float | None = UNSET) -> list[Any]:
@@ -196,7 +231,7 @@ class ToolSearch:
 
     async def _hinted(self, answer: Any, name: str) -> Any:
         native = self._native and isinstance(answer, Mapping) and answer.get("type") == "function_call_output"
-        found = (await self.find(query_of(name)))[:SUGGESTED]
+        found = meaningful(name, await self.find(query_of(name)))[:SUGGESTED]
         if not native:
             self._note(found)  # offered from the next step on, as a search's finds are
         text = hint([t.name for t in found], None if native else self.name, offered=not native)
@@ -314,6 +349,18 @@ def _loaded(items: Iterable[Any]) -> set[str]:
             if isinstance(name, str):
                 names.add(name)
     return names
+
+
+def _holds(words: frozenset[str], wanted: str) -> bool:
+    """Whether a word begins with `wanted`, holds it when it has four letters or more
+    (`budgetplan`, `todoist`), or is a word of four letters or more that `wanted` begins with
+    (`note` for `notebook`)."""
+    return any(
+        word.startswith(wanted)
+        or (len(wanted) >= 4 and wanted in word)
+        or (len(word) >= 4 and wanted.startswith(word))
+        for word in words
+    )
 
 
 def _first_line(text: str, limit: int = 200) -> str:

@@ -157,15 +157,21 @@ class BlockingCalls:
         )
         return answers
 
-    def recover_text_calls(self, message: Any) -> ChatCompletionAssistantMessageParam | None:
+    def recover_text_calls(
+        self, message: Any, *, unknown: bool = False, truncated: bool = False
+    ) -> ChatCompletionAssistantMessageParam | None:
         """The assistant message with the calls written in its text as `tool_calls` (see
         `OpenAIPeerToolAdapter.recover_text_calls`); None when it holds none."""
-        return self._loop.call(self._loop.value.recover_text_calls, message)
+        recover = self._loop.value.recover_text_calls
+        return self._loop.call(recover, message, unknown=unknown, truncated=truncated)
 
-    def recover_text_call_items(self, response: Any) -> list[ResponseInputItemParam] | None:
+    def recover_text_call_items(
+        self, response: Any, *, unknown: bool = False, truncated: bool = False
+    ) -> list[ResponseInputItemParam] | None:
         """A Responses reply's output with its written calls as `function_call` items (see
         `OpenAIPeerToolAdapter.recover_text_call_items`); None when it holds none."""
-        return self._loop.call(self._loop.value.recover_text_call_items, response)
+        recover = self._loop.value.recover_text_call_items
+        return self._loop.call(recover, response, unknown=unknown, truncated=truncated)
 
     @overload
     def execute_function_call(

@@ -9,14 +9,14 @@ form; `stream=True` is assembled before the calls are dispatched.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 from openai import OpenAI
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.responses import Response, ResponseInputItemParam
 
-from ..loop import LoopResult, _assistant_message, _check_turns, _input_item
+from ..loop import LoopResult, _assistant_message, _check_turns, _cut, _input_item
 from ..model._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
 from ..model._loop_options import ChatCreateOptions, ResponsesCreateOptions
 from ..model._written_calls import function_calls
@@ -33,7 +33,7 @@ def run_chat(
     messages: Iterable[ChatCompletionMessageParam],
     max_turns: int = 10,
     text_calls: bool = False,
-    dedupe_calls: bool = True,
+    dedupe_calls: bool | Literal["turn", "conversation"] = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ChatCreateOptions],
 ) -> LoopResult:
@@ -71,8 +71,11 @@ def run_chat(
         message = response.choices[0].message
         history.append(_assistant_message(message))
         calls: list[Any] = list(message.tool_calls or [])
-        if not calls and text_calls and (written := router.recover_text_calls(history[-1])) is not None:
-            history[-1], calls = written, list(written.get("tool_calls") or [])
+        if not calls and text_calls:  # unknown names too: their answers name the close tools
+            cut = response.choices[0].finish_reason == "length"
+            written = router.recover_text_calls(history[-1], unknown=True, truncated=cut)
+            if written is not None:
+                history[-1], calls = written, list(written.get("tool_calls") or [])
         if not calls:
             result.text, result.stopped = message.content, "answer"
             break
@@ -90,7 +93,7 @@ def run_responses(
     input: str | Iterable[ResponseInputItemParam],
     max_turns: int = 10,
     text_calls: bool = False,
-    dedupe_calls: bool = True,
+    dedupe_calls: bool | Literal["turn", "conversation"] = True,
     max_calls_per_turn: int | None = DEFAULT_MAX_CALLS_PER_TURN,
     **create: Unpack[ResponsesCreateOptions],
 ) -> LoopResult:
@@ -115,7 +118,10 @@ def run_responses(
         items.extend(_input_item(item) for item in response.output)
         turn = guard.plan(response)
         answers = turn.answers(router.dispatch(turn.to_dispatch))
-        if not answers and text_calls and (written := router.recover_text_call_items(response)) is not None:
+        written = None
+        if not answers and text_calls:
+            written = router.recover_text_call_items(response, unknown=True, truncated=_cut(response))
+        if written is not None:
             items[len(items) - len(response.output) :] = written
             turn = guard.plan(function_calls(written))
             answers = turn.answers(router.dispatch(turn.to_dispatch))

@@ -110,7 +110,6 @@ async def test_without_text_calls_the_text_is_the_answer_and_nothing_runs() -> N
     [
         "I could call r__echo for you, or echo on its own.",
         'Here is an example: {"name": "r__echo", "arguments": {"text": "hi"}} - shall I?',
-        '<tool_call>{"name": "r__missing", "arguments": {}}</tool_call>',
         '[TOOL_CALLS][{"name": "r__echo", "arguments": "{\\"text\\": "}]',
     ],
 )
@@ -305,3 +304,159 @@ async def test_a_search_written_as_text_is_run_in_a_tool_search_conversation() -
     [search] = second[1]["tool_calls"]
     assert search["function"]["name"] == "find_tools"
     assert second[2]["tool_call_id"] == search["id"] and "r__echo" in second[2]["content"]
+
+
+# --- unknown names and replies cut by max_tokens ----------------------------------------------
+
+CUT_LINES = (
+    '{"name": "r__echo", "arguments": {"text": "one"}}\n'
+    '{"name": "r__echo", "arguments": {"text": "two"}}\n'
+    '{"name": "r__echo", "arguments": {"te'
+)
+
+
+def cut(completion: dict[str, Any]) -> dict[str, Any]:
+    """A Chat completion whose reply was cut by its token limit."""
+    completion["choices"][0]["finish_reason"] = "length"
+    return completion
+
+
+def incomplete(done: dict[str, Any]) -> dict[str, Any]:
+    """A Responses reply cut by its token limit."""
+    return {**done, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+
+
+@pytest.mark.parametrize("search", [False, True])
+async def test_a_written_call_of_an_unknown_name_is_answered_with_the_close_names(search: bool) -> None:
+    written = '<tool_call>{"name": "r__eho", "arguments": {"text": "hi"}}</tool_call>'
+    again = '<tool_call>{"name": "r__echo", "arguments": {"text": "hi"}}</tool_call>'
+    script = [
+        chat_completion({"content": written}),
+        chat_completion({"content": again}),
+        chat_completion({"content": "It said hi."}),
+    ]
+    with replay_openai(script) as replay:
+        async with served() as (adapter, peer), client_for(replay.base_url) as client:
+            with anyio.fail_after(SAFETY * 2):
+                result = await run_chat(
+                    client,
+                    adapter,
+                    model="m",
+                    messages=[{"role": "user", "content": "echo hi"}],
+                    text_calls=True,
+                    tool_search=search,
+                )
+    assert (result.text, result.turns, peer.calls) == ("It said hi.", 3, [("echo", {"text": "hi"})])
+    second = replay.bodies(CHAT)[1]["messages"]
+    check_chat_messages(second)
+    assert second[1]["tool_calls"][0]["function"]["name"] == "r__eho"
+    assert second[2]["content"].startswith("Error: there is no tool named 'r__eho'. Did you mean 'r__echo'?")
+
+
+async def test_responses_a_written_call_of_an_unknown_name_is_answered() -> None:
+    written = output_message('{"name": "save_note", "arguments": {"text": "milk"}}')
+    script = [response([written]), response([output_message("ok")])]
+    with replay_openai(script) as replay:
+        async with served() as (adapter, peer), client_for(replay.base_url) as client:
+            with anyio.fail_after(SAFETY):
+                result = await run_responses(
+                    client, adapter, model="m", input="note milk", text_calls=True, tool_search=True
+                )
+    assert (result.text, result.turns, peer.calls) == ("ok", 2, [])
+    items = replay.bodies(RESPONSES)[1]["input"]
+    [call] = [i for i in items if i.get("type") == "function_call"]
+    [output] = [i for i in items if i.get("type") == "function_call_output"]
+    assert call["name"] == "save_note" and output["call_id"] == call["call_id"]
+    assert output["output"].startswith("Error: there is no tool named 'save_note'.")
+    assert "use the tool search" in output["output"]
+
+
+async def test_prose_and_code_stay_prose_with_unknown_names_read() -> None:
+    texts = ["Call save_note to keep it.", '```python\nsave_note("milk")\n```', "save_note(text='milk')"]
+    script = [chat_completion({"content": text}) for text in texts]
+    with replay_openai(script) as replay:
+        async with served() as (adapter, _), client_for(replay.base_url) as client:
+            for text in texts:
+                messages: list[Any] = [{"role": "user", "content": "x"}]
+                result = await run_chat(client, adapter, model="m", messages=messages, text_calls=True)
+                assert (result.text, result.stopped, result.tool_calls) == (text, "answer", 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        CUT_LINES,
+        '<tool_call>{"name": "r__echo", "arguments": {"text": "one"}}</tool_call>\n'
+        '<tool_call>{"name": "r__echo", "arguments": {"text": "two"}}</tool_call>\n'
+        '<tool_call>{"name": "r__echo", "argu',
+        '[{"name": "r__echo", "arguments": {"text": "one"}}, '
+        '{"name": "r__echo", "arguments": {"text": "two"}}, {"na',
+        '<|python_tag|>{"name": "r__echo", "arguments": {"text": "one"}}; '
+        '{"name": "r__echo", "arguments": {"text": "two"}}; {"name": "r__',
+    ],
+)
+async def test_a_reply_cut_by_max_tokens_keeps_its_complete_calls(text: str) -> None:
+    script = [cut(chat_completion({"content": text})), chat_completion({"content": "done"})]
+    with replay_openai(script) as replay:
+        async with served() as (adapter, peer), client_for(replay.base_url) as client:
+            with anyio.fail_after(SAFETY):
+                messages: list[Any] = [{"role": "user", "content": "echo one and two"}]
+                result = await run_chat(
+                    client, adapter, model="m", messages=messages, text_calls=True, max_tokens=40
+                )
+    assert sorted(arguments["text"] for _, arguments in peer.calls) == ["one", "two"]
+    assert (result.text, result.tool_calls) == ("done", 2)
+    second = replay.bodies(CHAT)[1]["messages"]
+    check_chat_messages(second)
+    assert len(second[1]["tool_calls"]) == 2
+
+
+async def test_a_reply_not_cut_keeps_nothing_of_a_broken_sequence() -> None:
+    script = [chat_completion({"content": CUT_LINES})]
+    with replay_openai(script) as replay:
+        async with served() as (adapter, peer), client_for(replay.base_url) as client:
+            messages: list[Any] = [{"role": "user", "content": "x"}]
+            result = await run_chat(client, adapter, model="m", messages=messages, text_calls=True)
+    assert (result.text, result.stopped, peer.calls) == (CUT_LINES, "answer", [])
+
+
+async def test_responses_a_reply_cut_by_max_output_tokens_keeps_its_complete_calls() -> None:
+    script = [incomplete(response([output_message(CUT_LINES)])), response([output_message("done")])]
+    with replay_openai(script) as replay:
+        async with served() as (adapter, peer), client_for(replay.base_url) as client:
+            with anyio.fail_after(SAFETY):
+                result = await run_responses(client, adapter, model="m", input="x", text_calls=True)
+    assert sorted(arguments["text"] for _, arguments in peer.calls) == ["one", "two"]
+    assert result.text == "done"
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_the_sync_loops_answer_unknown_names_and_keep_complete_calls(api: str) -> None:
+    unknown = '<tool_call>{"name": "r__eho", "arguments": {"text": "zero"}}</tool_call>'
+    if api == "chat":
+        script = [
+            chat_completion({"content": unknown}),
+            cut(chat_completion({"content": CUT_LINES})),
+            chat_completion({"content": "done"}),
+        ]
+    else:
+        script = [
+            response([output_message(unknown)]),
+            incomplete(response([output_message(CUT_LINES)])),
+            response([output_message("done")]),
+        ]
+    with replay_openai(script) as replay, sync.Router() as router:
+        router.join("r", echo_server())
+        with OpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+            if api == "chat":
+                prompt: list[Any] = [{"role": "user", "content": "x"}]
+                result = sync_loop.run_chat(client, router, model="m", messages=prompt, text_calls=True)
+                second = replay.bodies(CHAT)[1]["messages"]
+                check_chat_messages(second)
+                answer = second[2]["content"]
+            else:
+                result = sync_loop.run_responses(client, router, model="m", input="x", text_calls=True)
+                items = replay.bodies(RESPONSES)[1]["input"]
+                [answer] = [i["output"] for i in items if i.get("type") == "function_call_output"]
+    assert answer.startswith("Error: there is no tool named 'r__eho'. Did you mean 'r__echo'?")
+    assert (result.text, result.tool_calls) == ("done", 3)

@@ -4,6 +4,7 @@ and its token counts. These test the harness, never a model's quality."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from benchmarks.evals.harness import (
     Request,
     Settings,
     argument_problem,
+    chosen,
     load_requests,
     run,
     strip_tools,
@@ -295,3 +297,73 @@ async def test_without_takes_out_what_it_names_from_what_the_model_is_sent() -> 
     assert strip_tools(full, ()) == full
     again = strip_tools(full, ("via",))
     assert again != full and " (via " in texts(full)  # a copy: what it was given is unchanged
+
+
+@pytest.mark.subprocess  # the results record the commit (`git rev-parse`)
+@pytest.mark.parametrize("limit", [["--limit", "0"], ["--limits", "budget:10=0"], ["--limit", "1"]])
+def test_command_line_limit_zero_runs_every_request(tmp_path: Path, limit: list[str]) -> None:
+    def brain(body: dict[str, Any]) -> dict[str, Any]:
+        if body["messages"][-1]["role"] == "tool":
+            return chat_completion({"content": "Done."})
+        return chat_completion(
+            {"content": None, "tool_calls": [tool_call("c", "time__get_current_time", "{}")]}
+        )
+
+    out = tmp_path / "r.json"
+    picked = ["--requests", "time-1,time-2"]
+    with replay_openai([brain] * 10) as replay:
+        common = ["--base-url", replay.base_url, "--model", "m", "--api-key", "k", "--sizes", "10"]
+        code = cli.main([*common, "--configs", "budget", *picked, *limit, "--quiet", "--out", str(out)])
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert document["complete"] is True
+    expected = 1 if limit == ["--limit", "1"] else 2
+    assert [row["requests"] for row in document["summary"]] == [expected]
+    assert [o["request"] for o in document["outcomes"]] == ["time-1", "time-2"][:expected]
+    assert all(o["right"] for o in document["outcomes"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--limit", "-1"], "expected 0 (every request) or more, not -1"),
+        (["--limit", "x"], "expected a number of requests, not 'x'"),
+        (["--limits", "budget:ten=3"], "expected CONFIG:SIZE=N, not 'budget:ten=3'"),
+        (["--limits", "nope:10=3"], "unknown configuration 'nope'"),
+    ],
+)
+def test_command_line_refuses_bad_limits_with_a_message(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.parser().parse_args(argv)
+    assert info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_chosen_requests() -> None:
+    requests = load_requests()
+    assert chosen(requests, None) == chosen(requests, 0) == requests
+    assert len(chosen(requests, 5)) == 5 and chosen(requests, 1) == requests[:1]
+
+
+def test_the_evaluation_page_links_nothing_outside_the_repository() -> None:
+    root = Path(__file__).resolve().parents[2]
+    page = root / "docs" / "evals.md"
+    text = page.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r"(?<![\w/.])\.\./[^\s),`]+", text)
+    assert targets  # the page does link to the harness's files
+    for target in targets:
+        assert not re.match(r"[a-z][a-z0-9+.-]*:", target), f"{target} leaves the repository"
+        path = target.split("#")[0]
+        if not path:
+            continue  # an anchor on the page itself
+        resolved = (page.parent / path).resolve()
+        assert resolved.is_relative_to(root), f"{target} is outside the repository"
+        assert resolved.exists(), f"{target} does not exist"
+    anchors = {
+        re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-")
+        for h in re.findall(r"^#+ (.+)$", text, re.M)
+    }
+    for target in targets:
+        if target.startswith("#"):
+            assert target[1:] in anchors, f"{target} names no heading of the page"

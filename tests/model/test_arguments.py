@@ -293,12 +293,62 @@ OPTIONS = {"type": "object", "properties": {"options": {"type": "object"}, "tags
         pytest.param(
             WEATHER, {"city": '{"name": "Paris"}'}, {"city": '{"name": "Paris"}'}, id="string-wanted"
         ),
-        pytest.param(WEATHER, {"days": "3"}, {"days": "3"}, id="no-scalar-coercion-integer"),
+        pytest.param(WEATHER, {"days": "3"}, {"days": 3}, id="integer-from-digits"),
+        pytest.param(WEATHER, {"days": "3.5"}, {"days": "3.5"}, id="no-fraction-for-an-integer"),
+        pytest.param(WEATHER, {"days": " 3"}, {"days": " 3"}, id="no-spaces"),
         pytest.param(
             {"properties": {"on": {"type": "boolean"}}},
             {"on": "true"},
-            {"on": "true"},
-            id="no-scalar-coercion-boolean",
+            {"on": True},
+            id="boolean-from-true",
+        ),
+        pytest.param(
+            {"properties": {"on": {"type": "boolean"}}},
+            {"on": "1"},
+            {"on": "1"},
+            id="no-boolean-from-1",
+        ),
+        pytest.param(
+            {"properties": {"on": {"type": ["boolean", "string"]}}},
+            {"on": "false"},
+            {"on": "false"},
+            id="no-boolean-where-a-string-is-taken",
+        ),
+        pytest.param(
+            {"properties": {"n": {"enum": ["2", 2]}}},
+            {"n": "2"},
+            {"n": "2"},
+            id="no-number-where-an-enum-holds-the-string",
+        ),
+        pytest.param(
+            {"properties": {"n": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}},
+            {"n": "2"},
+            {"n": "2"},
+            id="no-number-where-a-union-takes-a-string",
+        ),
+        pytest.param(
+            {"properties": {"n": {"anyOf": [{"type": "integer"}, {}]}}},
+            {"n": "2"},
+            {"n": "2"},
+            id="no-number-where-a-branch-has-no-type",
+        ),
+        pytest.param(
+            {"properties": {"n": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}},
+            {"n": "2"},
+            {"n": 2},
+            id="optional-integer",
+        ),
+        pytest.param(
+            {"properties": {"x": {"type": "number"}, "y": {"type": "number"}}},
+            {"x": "-2.5", "y": "1e3"},
+            {"x": -2.5, "y": 1000.0},
+            id="number-from-decimal",
+        ),
+        pytest.param(
+            {"properties": {"xs": {"type": "array", "items": {"properties": {"id": {"type": "integer"}}}}}},
+            {"xs": [{"id": "1"}, {"id": "a"}]},
+            {"xs": [{"id": 1}, {"id": "a"}]},
+            id="nested",
         ),
         pytest.param({"properties": {"x": {}}}, {"x": '{"a": 1}'}, {"x": '{"a": 1}'}, id="untyped-kept"),
         pytest.param(
@@ -358,8 +408,8 @@ OPTIONS = {"type": "object", "properties": {"options": {"type": "object"}, "tags
         pytest.param(
             PEOPLE,
             {"person": {"name": "Ada", "age": "41"}},
-            {"person": {"name": "Ada", "age": "41"}},
-            id="optional-integer-not-coerced",
+            {"person": {"name": "Ada", "age": 41}},
+            id="optional-integer-through-an-optional-model",
         ),
         pytest.param(
             PEOPLE,

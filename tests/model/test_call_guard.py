@@ -85,8 +85,20 @@ def test_the_plan_of_a_turn() -> None:
     assert answers[1]["content"].startswith("done a [Not run again: an identical call earlier")
     assert answers[4]["content"].startswith("Error: add was not called: this turn already ran 3 tool calls")
     assert answers[5]["content"] == answers[4]["content"]  # a duplicate of a refused call is refused
-    untouched = guard.plan(calls[:1])
-    assert untouched.to_dispatch is not None and untouched.answers(["x"]) == ["x"]
+    untouched = CallGuard(lambda: tools, dedupe="turn", max_calls=3).plan(calls[:1])
+    assert untouched.to_dispatch is calls[:1] or untouched.to_dispatch == calls[:1]
+    assert untouched.answers(["x"]) == ["x"]
+    # The next turn of the same conversation: "add" with those arguments ran and succeeded.
+    again = guard.plan([tool_call("g", "add", '{"y": 2, "x": 1}'), tool_call("h", "read", "{}")])
+    assert [c["id"] for c in again.to_dispatch] == ["h"] and again.earlier == {0: "done a"}
+    answered = again.answers([{"role": "tool", "tool_call_id": "h", "content": "read"}])
+    assert answered[0] == {
+        "role": "tool",
+        "tool_call_id": "g",
+        "content": "done a [Not run again: the same call, with the same arguments, already ran earlier "
+        "in this conversation; this is what it returned. Call it again only with other arguments.]",
+    }
+    assert answered[1]["content"] == "read"
     off = CallGuard(lambda: tools, dedupe=False, max_calls=None).plan(calls)
     assert off.to_dispatch is calls
 
@@ -97,8 +109,9 @@ def test_canonical_arguments_and_the_settings_checked() -> None:
     for bad in (0, -1, True, 1.5, "3"):
         with pytest.raises(UsageError, match="max_calls_per_turn must be a positive integer or None"):
             CallGuard(list, dedupe=True, max_calls=bad)  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="dedupe_calls must be True or False"):
-        CallGuard(list, dedupe=1, max_calls=None)  # type: ignore[arg-type]
+    for bad_dedupe in (1, 0, "yes", None):
+        with pytest.raises(UsageError, match="dedupe_calls must be True, False, 'turn' or 'conversation'"):
+            CallGuard(list, dedupe=bad_dedupe, max_calls=None)  # type: ignore[arg-type]
 
 
 def turn(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -219,3 +232,147 @@ def test_every_call_gets_one_answer_in_order_and_the_plan_holds(
         seen.setdefault(same, f"c{i}")
     if not dedupe and limit is None:
         assert ran == [f"c{i}" for i in range(len(made))]
+
+
+# --- across the turns of a conversation ---------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["add", "read", "gone"]),
+                st.sampled_from(["{}", '{"x":1}', '{ "x": 1 }']),
+                st.booleans(),  # whether the peer's answer is an error
+            ),
+            max_size=5,
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    st.sampled_from([True, "conversation", "turn", False]),
+)
+def test_a_call_that_succeeded_never_runs_again_in_the_conversation(
+    turns: list[list[tuple[str, str, bool]]], dedupe: Any
+) -> None:
+    tools = [Marked("add", False), Marked("read", True)]
+    guard = CallGuard(lambda: tools, dedupe=dedupe, max_calls=None)
+    succeeded: dict[tuple[str, str], str] = {}  # what each call returned the first time it succeeded
+    number = 0
+    for made in turns:
+        calls = [tool_call(f"c{number + i}", name, args) for i, (name, args, _) in enumerate(made)]
+        fails = {f"c{number + i}": failed for i, (_, _, failed) in enumerate(made)}
+        number += len(made)
+        plan = guard.plan(calls)
+        ran = [c["id"] for c in plan.to_dispatch]
+        dispatched = [
+            {"role": "tool", "tool_call_id": i, "content": ("Error: no" if fails[i] else f"done {i}")}
+            for i in ran
+        ]
+        answered = plan.answers(dispatched)
+        assert [a["tool_call_id"] for a in answered] == [c["id"] for c in calls]  # one each, in order
+        for call, answer in zip(calls, answered, strict=True):
+            key = (call["function"]["name"], canonical(call["function"]["arguments"]))
+            across = dedupe in (True, "conversation") and key[0] == "add"
+            if across and key in succeeded:  # never run again, and told what it returned
+                assert call["id"] not in ran
+                assert answer["content"].startswith(succeeded[key] + " [Not run again: the same call")
+            elif key[0] != "add" or dedupe in ("turn", False):
+                assert "the same call, with the same arguments" not in answer["content"]
+        for call in calls:
+            key = (call["function"]["name"], canonical(call["function"]["arguments"]))
+            if call["id"] in ran and not fails[call["id"]] and key[0] == "add":
+                succeeded.setdefault(key, f"done {call['id']}")
+
+
+GROCERIES = json.dumps({"title": "Groceries", "text": "milk, eggs"})
+
+
+def three_turns(api: str) -> list[dict[str, Any]]:
+    if api == "chat":
+        script = [
+            chat_completion(
+                {"content": None, "tool_calls": [tool_call(f"g{n}", "repo__add_note", GROCERIES)]}
+            )
+            for n in range(3)
+        ]
+        return [*script, chat_completion({"content": "Saved."})]
+    script = [response([function_call(f"g{n}", "repo__add_note", GROCERIES)]) for n in range(3)]
+    return [*script, response([output_message("Saved.")])]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize("dedupe", [True, "turn", False])
+async def test_the_same_note_over_three_turns_is_saved_once(api: str, dedupe: Any) -> None:
+    rec = peer()
+    async with adapter_with(rec) as adapter:
+        with replay_openai(three_turns(api)) as replay:
+            async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+                with anyio.fail_after(SAFETY):
+                    if api == "chat":
+                        messages: list[Any] = [{"role": "user", "content": "note groceries"}]
+                        result = await run_chat(
+                            client, adapter, model="m", messages=messages, dedupe_calls=dedupe
+                        )
+                    else:
+                        result = await run_responses(
+                            client, adapter, model="m", input="note groceries", dedupe_calls=dedupe
+                        )
+        last = replay.bodies(CHAT if api == "chat" else RESPONSES)[3]
+    assert result.text == "Saved." and result.tool_calls == 3
+    items = last["messages"] if api == "chat" else last["input"]
+    answers = [i.get("content", i.get("output")) for i in items if i.get("role") == "tool" or "output" in i]
+    assert len(answers) == 3
+    if dedupe is True:
+        assert rec.calls == [("add_note", json.loads(GROCERIES))]
+        for later in answers[1:]:
+            assert later == (
+                f"{answers[0]} [Not run again: the same call, with the same arguments, already ran earlier "
+                "in this conversation; this is what it returned. Call it again only with other arguments.]"
+            )
+    else:
+        assert len(rec.calls) == 3 and not any("Not run again" in a for a in answers)
+
+
+async def test_a_read_only_call_and_a_failed_call_run_again_on_a_later_turn() -> None:
+    rec = peer()
+    failing = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+    async def fail(arguments: dict[str, Any]) -> mt.CallToolResult:
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text="disk full")], is_error=True)
+
+    rec.tool("flaky", failing, fail)
+    script = [
+        chat_completion(
+            {
+                "content": None,
+                "tool_calls": [
+                    tool_call(f"s{n}", "repo__status", "{}"),
+                    tool_call(f"f{n}", "repo__flaky", '{"n": 1}'),
+                ],
+            }
+        )
+        for n in range(2)
+    ]
+    async with adapter_with(rec) as adapter:
+        with replay_openai([*script, chat_completion({"content": "ok"})]) as replay:
+            async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+                with anyio.fail_after(SAFETY):
+                    messages: list[Any] = [{"role": "user", "content": "x"}]
+                    await run_chat(client, adapter, model="m", messages=messages)
+    assert [name for name, _ in rec.calls] == ["status", "flaky", "status", "flaky"]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_the_sync_loops_guard_the_conversation_too(api: str) -> None:
+    rec = peer()
+    with replay_openai(three_turns(api)) as replay, sync.Router() as router:
+        router.join("repo", InProcessPeer(rec.server()))
+        with OpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
+            if api == "chat":
+                prompt: list[Any] = [{"role": "user", "content": "x"}]
+                result = sync_loop.run_chat(client, router, model="m", messages=prompt)
+            else:
+                result = sync_loop.run_responses(client, router, model="m", input="x")
+    assert result.text == "Saved." and rec.calls == [("add_note", json.loads(GROCERIES))]

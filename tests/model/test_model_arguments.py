@@ -242,7 +242,7 @@ async def test_calls_that_cannot_be_checked_or_sent_are_refused_with_the_reason(
         ("c_nan", "docs__search", '{"query": "mcp", "limit": NaN}'),
         ("c_ref", "archive__lookup", '{"entry": {"title": "x"}}'),
         ("c_id", "archive__lookup", '{"id": 7}'),
-        ("c_bad_id", "archive__lookup", '{"id": "7"}'),
+        ("c_bad_id", "archive__lookup", '{"id": "seven"}'),
     ]
     async with (
         connected(docs=docs, archive=archive) as c,
@@ -259,6 +259,6 @@ async def test_calls_that_cannot_be_checked_or_sent_are_refused_with_the_reason(
         # The rest of that schema is still checked, as written.
         "c_id": '{"id": 7}',
         "c_bad_id": "Error: archive__lookup was not called. The arguments do not match the tool's schema:\n"
-        "- at $.id: '7' is not of type 'integer'\nFix these problems and call the tool again.",
+        "- at $.id: 'seven' is not of type 'integer'\nFix these problems and call the tool again.",
     }
     assert received(docs) == [] and received(archive) == expected([("lookup", {"id": 7})])

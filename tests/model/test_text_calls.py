@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpx_router.model._text_calls import Recovered, recover_calls
+from mcpx_router.model._text_calls import Recovered, or_unknown, recover_calls
 
 PROPERTY = settings(max_examples=150, deadline=None)
 
@@ -288,3 +288,46 @@ def test_calls_one_a_line_with_prose_between_them_recover_nothing(
     objects = [json.dumps(json_call(data.draw, name, args)) for name, args in written]
     text = f"{objects[0]}\n{between}\n" + "\n".join(objects[1:])
     assert recover_calls(text, names.get) is None, text
+
+
+@PROPERTY
+@given(data=st.data(), names=catalogues(), form=st.sampled_from(FORMS))
+def test_with_unknown_names_read_a_call_of_one_is_recovered_as_written(
+    data: st.DataObject, names: dict[str, str], form: str
+) -> None:
+    written = data.draw(calls(names))
+    unknown = data.draw(identifiers.filter(lambda n: n not in names))
+    written.insert(data.draw(st.integers(0, len(written))), (unknown, data.draw(arguments)))
+    text, _ = render(data.draw, form, written)
+    recovered = recover_calls(text, or_unknown(names.get))
+    assert recovered is not None
+    assert [call.name for call in recovered.calls] == [names.get(name, name) for name, _ in written]
+
+
+CUT_FORMS = ["hermes", "lines", "list", "llama"]
+
+
+@PROPERTY
+@given(data=st.data(), names=catalogues(), form=st.sampled_from(CUT_FORMS))
+def test_a_reply_cut_inside_its_last_call_keeps_the_calls_before_it(
+    data: st.DataObject, names: dict[str, str], form: str
+) -> None:
+    written = data.draw(calls(names).filter(lambda c: len(c) >= 2))
+    objects = [json.dumps({"name": name, "arguments": args}) for name, args in written]
+    head, last = objects[:-1], objects[-1]
+    cut = last[: data.draw(st.integers(1, len(last) - 1))]  # the closing brace at least is lost
+    if form == "hermes":
+        text = "".join(f"<tool_call>\n{o}\n</tool_call>\n" for o in head) + f"<tool_call>\n{cut}"
+    elif form == "lines":
+        text = "\n".join([*head, cut])
+    elif form == "list":
+        text = "[" + ", ".join([*head, cut])
+    else:
+        text = "<|python_tag|>" + "; ".join([*head, cut])
+    recovered = recover_calls(text, names.get, truncated=True)
+    assert recovered is not None, text
+    assert [call.name for call in recovered.calls] == [names[name] for name, _ in written[:-1]]
+    assert [json.loads(call.arguments) for call in recovered.calls] == [args for _, args in written[:-1]]
+    if form != "llama":  # the cut call stays in the text
+        assert recovered.text is not None and cut.strip() in recovered.text
+    assert recover_calls(text, names.get) is None  # a reply not cut keeps nothing of a broken one

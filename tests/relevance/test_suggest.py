@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from benchmarks.names import WORDS, misspell
 from mcpx_router._catalogue import Catalogue
+from mcpx_router.model._search_hints import meaningful
 from mcpx_router.relevance._suggest import MOST, NameSuggester, _Keys
 
 TOOLS = [
@@ -253,12 +254,17 @@ def test_the_suggestions_after_any_history_are_a_fresh_indexs(
         fresh = NameSuggester((t.name, t.tool) for t in catalogue.all_tools())
         for name in called:
             if catalogue.lookup(name) is None and catalogue.departure(name) is None:
-                expected = fresh.suggest(name)
+                expected, evident = fresh.graded(name)
                 listed = " or ".join(repr(n) for n in expected) if len(expected) <= 1 else None
                 text = catalogue.why_unknown(name)
                 assert catalogue._unknown._suggester is not None
                 assert catalogue._unknown._suggester.suggest(name) == expected
-                if listed:
+                if not evident:  # only spelt alike: those whose words say what the name says
+                    tools = {t.name: t for t in catalogue.all_tools()}
+                    meant = [t.name for t in meaningful(name, [tools[n] for n in expected], misspelt=True)]
+                    assert ("Did you mean" in text) == bool(meant)
+                    assert all(repr(n) in text for n in meant)
+                elif listed:
                     assert f"Did you mean {listed}?" in text
                 elif not expected:
                     assert "Did you mean" not in text
