@@ -220,6 +220,14 @@ class CodeMode:
             )
         )
 
+    def why_unknown(self, name: str) -> str:
+        """What a call to `name` is answered with when it is neither `run_python` nor `find_tools`
+        (as the adapter's `why_unknown`, without the `Error: `): the two functions there are."""
+        return (
+            f"there is no function named {name!r} here: call {self.run_name} with a program, "
+            f"and {self.find_name} to find the functions a program can call"
+        )
+
     def get_openai_tools(
         self, *, relevant_to: Any = None, max_tools: Any = None
     ) -> tuple[ChatCompletionFunctionToolParam, ...]:

@@ -288,6 +288,7 @@ async def one_turn(
 
     from mcpx_router.loop import run_chat, run_responses
 
+    script: list[Reply]
     if api == "chat":
         turn = chat_completion({"content": None, "tool_calls": [tool_call(*c) for c in calls]})
         script = [turn, chat_completion({"content": "done"})]
@@ -297,8 +298,9 @@ async def one_turn(
         async with AsyncOpenAI(base_url=replay.base_url, api_key="sk-test", max_retries=0) as client:
             with anyio.fail_after(safety):
                 if api == "chat":
-                    messages = [{"role": "user", "content": prompt}]
-                    result = await run_chat(client, adapter, model="m", messages=messages)
+                    result = await run_chat(
+                        client, adapter, model="m", messages=[{"role": "user", "content": prompt}]
+                    )
                 else:
                     result = await run_responses(client, adapter, model="m", input=prompt)
     return result, replay.bodies(CHAT if api == "chat" else RESPONSES)
