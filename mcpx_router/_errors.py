@@ -25,13 +25,173 @@ of a peer during `dispatch` never raise: they become error answers the model can
         │   └── MCPxAuthError     (also PermissionError)
         ├── MCPxClosedError
         └── BridgeError
+
+What a message never says: the secrets of the peers' configs. Every value that is a credential
+(see `remember_secret`, `credential_name`) is kept in one registry as it is loaded, and every
+text that leaves the library is masked against it at a few exits: an error of this tree as it is
+made and shown, a record of the library's loggers (`redacting_filter`), a span's status and
+exception event (`_tracing.py`), and what the command line prints. docs/peers.md, "What is
+masked", says which values are kept and how they are shown (`***`).
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import re
+import threading
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import quote, quote_plus
+
+MASK = "***"
+"""What a secret is shown as."""
+SHORTEST_SECRET = 3
+"""Values shorter than this are not masked: one or two characters ("1", "on") say nothing, and
+masking them would garble every message that holds them."""
+LOGGERS = (
+    "mcpx_router",
+    "mcpx_router.peers",
+    "mcpx_router.cli",
+    "mcpx_router.mcpx",
+    "mcpx_router.mcpx.gateway",
+    "mcpx_router.mcpx.bridge",
+)
+"""The library's loggers: each carries `redacting_filter` (a test keeps this list complete)."""
+
+_CREDENTIAL_PARTS = (
+    "token", "secret", "passw", "apikey", "signature", "credential", "auth", "cookie", "session",
+    "privatekey", "accesskey", "clientkey", "jwt", "bearer",
+)  # fmt: skip
+"""Parts of a name that make it a credential's wherever they appear (`GITHUB_TOKEN`, `X-Auth-User`)."""
+_CREDENTIAL_WORDS = frozenset({"key", "sig", "code", "pass", "pwd", "pw", "otp", "pin", "sid", "sas"})
+"""Words that make a name a credential's when they stand alone in it (`api_key`, `sig`, not `monkey`)."""
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def credential_name(name: str) -> bool:
+    """Whether a name (a URL query parameter, an environment variable, a command-line option) holds a
+    credential by the way it is named: `token`, `api_key`, `apiKey`, `X-Amz-Signature`, `--password`,
+    `sig`, `code`, `client_secret`, `AUTH`...
+
+    Example:
+        >>> [credential_name(n) for n in ("api_key", "GITHUB_TOKEN", "--auth-header", "sig", "page", "monkey")]
+        [True, True, True, True, False, False]
+    """
+    flat = re.sub(r"[^a-z0-9]", "", name.lower())
+    if any(part in flat for part in _CREDENTIAL_PARTS):
+        return True
+    return any(word.lower() in _CREDENTIAL_WORDS for word in _WORDS.findall(name))
+
+
+class Secrets:
+    """The values no message may show, and the masking of a text against them (thread-safe).
+
+    A value is kept with the forms it takes in text: as it is and stripped of surrounding
+    whitespace, escaped as `repr` and JSON write it (`\\r`, `\\u00e9`), as its UTF-8 bytes' `repr`,
+    and percent-encoded as in a URL. A text is masked until none of them is left in it, longest
+    first, so that a secret never shows, not even where a mask and the text around it would
+    spell it again. Values shorter than `SHORTEST_SECRET`, and values of `*` only, are not kept.
+    """
+
+    def __init__(self) -> None:
+        self._values: frozenset[str] = frozenset()
+        self._pattern: re.Pattern[str] | None = None
+        self._lock = threading.Lock()
+
+    def remember(self, value: object) -> None:
+        """Mask `value` from now on (anything but a string is ignored)."""
+        if not isinstance(value, str):
+            return
+        forms = _forms(value) - self._values
+        if forms:
+            with self._lock:
+                self._values |= forms
+                self._pattern = None
+
+    def redact(self, text: str) -> str:
+        """`text` with every secret (in any of its forms) replaced by `***`."""
+        if not self._values:
+            return text
+        pattern = self._pattern
+        if pattern is None:
+            with self._lock:
+                ordered = sorted(self._values, key=lambda v: (-len(v), v))
+                pattern = self._pattern = re.compile("|".join(map(re.escape, ordered)))
+        while True:  # each pass removes at least one character that is not `*`: it ends
+            masked = pattern.sub(MASK, text)
+            if masked == text:
+                return text
+            text = masked
+
+    @contextmanager
+    def kept(self) -> Iterator[None]:
+        """Forget, at the end of the block, what was remembered in it (for tests)."""
+        saved = self._values
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._values, self._pattern = saved, None
+
+
+def _forms(value: str) -> frozenset[str]:
+    forms: set[str] = set()
+    for text in {value, value.strip()}:
+        forms |= {
+            text,
+            repr(text)[1:-1],
+            repr(text.encode("utf-8", "surrogatepass"))[2:-1],
+            json.dumps(text)[1:-1],
+            quote(text, safe="", errors="surrogatepass"),
+            quote(text, errors="surrogatepass"),
+            quote_plus(text, errors="surrogatepass"),
+        }
+    return frozenset(form for form in forms if len(form) >= SHORTEST_SECRET and form.strip("*"))
+
+
+SECRETS = Secrets()
+"""The process's registry: what configs, specs, credentials and token stores put in it as they load."""
+
+
+def remember_secret(value: object) -> None:
+    """Mask `value` in every message, log record, span and error the library makes from now on."""
+    SECRETS.remember(value)
+
+
+def redact(text: str) -> str:
+    """`text` with every remembered secret shown as `***`."""
+    return SECRETS.redact(text)
+
+
+def redacting_filter(record: logging.LogRecord) -> bool:
+    """A logging filter: the record's message (and its traceback, stack) with every secret masked."""
+    if not SECRETS._values:
+        return True
+    message = record.getMessage()
+    record.msg, record.args = SECRETS.redact(message), None
+    if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+        record.exc_text = SECRETS.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
+    elif record.exc_text:
+        record.exc_text = SECRETS.redact(record.exc_text)
+    if record.stack_info:
+        record.stack_info = SECRETS.redact(record.stack_info)
+    return True
+
+
+for _name in LOGGERS:
+    logging.getLogger(_name).addFilter(redacting_filter)
+
 
 class RouterError(Exception):
-    """Base class of every error mcpx_router raises."""
+    """Base class of every error mcpx_router raises; its message never shows a secret (see `redact`)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
 
 
 class PeerError(RouterError):
