@@ -29,8 +29,8 @@ of a peer during `dispatch` never raise: they become error answers the model can
 What a message never says: the secrets of the peers' configs. Every value that is a credential
 (see `remember_secret`, `credential_name`) is kept in one registry as it is loaded, and every
 text that leaves the library is masked against it at a few exits: an error of this tree as it is
-made and shown, a record of the library's loggers (`redacting_filter`), a span's status and
-exception event (`_tracing.py`), and what the command line prints. docs/peers.md, "What is
+made and shown, every log record as it is made (a record factory, whichever library logs), a
+span's status and exception event (`_tracing.py`), and what the command line prints. docs/peers.md, "What is
 masked", says which values are kept and how they are shown (`***`).
 """
 
@@ -41,8 +41,9 @@ import logging
 import re
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 MASK = "***"
@@ -50,15 +51,6 @@ MASK = "***"
 SHORTEST_SECRET = 3
 """Values shorter than this are not masked: one or two characters ("1", "on") say nothing, and
 masking them would garble every message that holds them."""
-LOGGERS = (
-    "mcpx_router",
-    "mcpx_router.peers",
-    "mcpx_router.cli",
-    "mcpx_router.mcpx",
-    "mcpx_router.mcpx.gateway",
-    "mcpx_router.mcpx.bridge",
-)
-"""The library's loggers: each carries `redacting_filter` (a test keeps this list complete)."""
 
 _CREDENTIAL_PARTS = (
     "token", "secret", "passw", "apikey", "signature", "credential", "auth", "cookie", "session",
@@ -111,16 +103,17 @@ class Secrets:
                 self._pattern = None
 
     def redact(self, text: str) -> str:
-        """`text` with every secret (in any of its forms) replaced by `***`."""
+        """`text` with every secret (in any of its forms) replaced by `***`, and the start or end of one
+        that a cut left before or after an ellipsis (`…`, `...`)."""
         if not self._values:
             return text
         pattern = self._pattern
         if pattern is None:
             with self._lock:
-                ordered = sorted(self._values, key=lambda v: (-len(v), v))
-                pattern = self._pattern = re.compile("|".join(map(re.escape, ordered)))
+                pattern = self._pattern = _pattern(self._values)
+        values = self._values
         while True:  # each pass removes at least one character that is not `*`: it ends
-            masked = pattern.sub(MASK, text)
+            masked = _pieces_masked(pattern.sub(MASK, text), values)
             if masked == text:
                 return text
             text = masked
@@ -134,6 +127,53 @@ class Secrets:
         finally:
             with self._lock:
                 self._values, self._pattern = saved, None
+
+
+def _pattern(values: frozenset[str]) -> re.Pattern[str]:
+    """Any of `values`, the longest first."""
+    return re.compile("|".join(map(re.escape, sorted(values, key=lambda v: (-len(v), v)))))
+
+
+_CUT = re.compile(r"…|\.\.\.")
+"""An ellipsis: where a text may have been cut short, in the middle of a secret."""
+
+
+def _pieces_masked(text: str, values: frozenset[str]) -> str:
+    """`text` with what a cut left of a secret masked: its start (at least `SHORTEST_SECRET` long) just
+    before an ellipsis, its end just after one."""
+    if "…" not in text and "..." not in text:
+        return text
+    out: list[str] = []
+    last = 0
+    for cut in _CUT.finditer(text):
+        if cut.start() < last:
+            continue  # inside an end masked after the previous ellipsis
+        before = text[last : cut.start()]
+        start = max((_start_before(before, v) for v in values), default=0)
+        out += [before[: len(before) - start], MASK if start else "", cut.group()]
+        last = cut.end()
+        end = max((_end_after(text, last, v) for v in values), default=0)
+        if end:
+            out.append(MASK)
+            last += end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _start_before(before: str, value: str) -> int:
+    """The length of the longest start of `value` (not all of it) that `before` ends with; 0 if none."""
+    for n in range(min(len(value) - 1, len(before)), SHORTEST_SECRET - 1, -1):
+        if before.endswith(value[:n]) and value[:n].strip("*"):
+            return n
+    return 0
+
+
+def _end_after(text: str, at: int, value: str) -> int:
+    """The length of the longest end of `value` (not all of it) that `text` has at `at`; 0 if none."""
+    for n in range(min(len(value) - 1, len(text) - at), SHORTEST_SECRET - 1, -1):
+        if text.startswith(value[-n:], at) and value[-n:].strip("*"):
+            return n
+    return 0
 
 
 def _forms(value: str) -> frozenset[str]:
@@ -165,23 +205,37 @@ def redact(text: str) -> str:
     return SECRETS.redact(text)
 
 
-def redacting_filter(record: logging.LogRecord) -> bool:
-    """A logging filter: the record's message (and its traceback, stack) with every secret masked."""
-    if not SECRETS._values:
-        return True
+def _masked(record: logging.LogRecord) -> logging.LogRecord:
+    """`record` with every secret masked in its message, traceback and stack (left as it is, its
+    arguments unformatted, when it shows none)."""
     message = record.getMessage()
-    record.msg, record.args = SECRETS.redact(message), None
+    masked = SECRETS.redact(message)
+    if masked != message:
+        record.msg, record.args = masked, None
     if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
-        record.exc_text = SECRETS.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
-    elif record.exc_text:
-        record.exc_text = SECRETS.redact(record.exc_text)
+        text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+        masked = SECRETS.redact(text)
+        if masked != text:
+            record.exc_text = masked  # what formatters show instead of formatting `exc_info` again
     if record.stack_info:
         record.stack_info = SECRETS.redact(record.stack_info)
-    return True
+    return record
 
 
-for _name in LOGGERS:
-    logging.getLogger(_name).addFilter(redacting_filter)
+def _masking_factory(make: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        return _masked(record) if SECRETS._values else record
+
+    factory.masks_secrets = True  # type: ignore[attr-defined]
+    return factory
+
+
+if not getattr(logging.getLogRecordFactory(), "masks_secrets", False):
+    # Every log record made in this process, whichever library makes it (the HTTP client logs each
+    # request's URL, the SDK the headers of each answer), is masked as it is made, so that no
+    # handler, ours or the host's, ever sees a secret.
+    logging.setLogRecordFactory(_masking_factory(logging.getLogRecordFactory()))
 
 
 class RouterError(Exception):
