@@ -68,7 +68,7 @@ def credential_name(name: str) -> bool:
     `sig`, `code`, `client_secret`, `AUTH`...
 
     Example:
-        >>> [credential_name(n) for n in ("api_key", "GITHUB_TOKEN", "--auth-header", "sig", "page", "monkey")]
+        >>> [credential_name(n) for n in ("api_key", "GITHUB_TOKEN", "--auth", "sig", "page", "monkey")]
         [True, True, True, True, False, False]
     """
     flat = re.sub(r"[^a-z0-9]", "", name.lower())

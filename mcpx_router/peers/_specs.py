@@ -269,7 +269,7 @@ def check_headers(headers: Mapping[str, str] | None) -> None:
         return
     if not isinstance(headers, Mapping):
         raise TypeError(f"headers must be a mapping of names to values, not {type(headers).__name__}")
-    for name, value in headers.items():
+    for value in headers.values():
         remember_secret(value)
         if isinstance(value, str):
             scheme, _, credentials = value.strip().partition(" ")
@@ -293,7 +293,7 @@ _TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHI
 
 
 def header_value_problem(value: str) -> str | None:
-    """What makes `value` unsendable as an HTTP header value, in words that never show it; None if it is fine."""
+    """What makes `value` unsendable as an HTTP header value, in words that never show it (None: nothing)."""
     if "\r" in value or "\n" in value:
         if any(c in "\r\n" for c in value.rstrip("\r\n")):
             return "holds a line break (CR or LF), which HTTP headers cannot carry"
@@ -311,7 +311,7 @@ def header_value_problem(value: str) -> str | None:
 
 
 def remember_url_secrets(url: str) -> None:
-    """Keep a URL's password and its query values named like credentials (`?api_key=...`) among the secrets."""
+    """Keep a URL's password, and its query values named like credentials (`?api_key=`), among the secrets."""
     try:
         parts = urlsplit(url)
         password = parts.password

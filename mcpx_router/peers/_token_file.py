@@ -34,7 +34,13 @@ from pydantic import ValidationError
 
 from .._errors import ConfigError, remember_secret
 
-__all__ = ["FileTokenStore", "expires_at", "remember_token_secrets", "warn_if_others_can_write", "with_expires_in"]
+__all__ = [
+    "FileTokenStore",
+    "expires_at",
+    "remember_token_secrets",
+    "warn_if_others_can_write",
+    "with_expires_in",
+]
 
 logger = logging.getLogger("mcpx_router")
 
@@ -63,7 +69,9 @@ def warn_if_others_can_write(path: Path, what: str, why: str, *, readable: bool 
     )  # fmt: skip
 
 
-def remember_token_secrets(tokens: OAuthToken | None = None, client: OAuthClientInformationFull | None = None) -> None:
+def remember_token_secrets(
+    tokens: OAuthToken | None = None, client: OAuthClientInformationFull | None = None
+) -> None:
     """Keep OAuth tokens and a client's secret among the secrets no message shows."""
     if tokens is not None:
         remember_secret(tokens.access_token)

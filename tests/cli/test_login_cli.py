@@ -225,7 +225,10 @@ async def test_a_forged_callback_gets_400_and_the_login_waits_for_the_real_one(t
 
 
 @settings(max_examples=200, deadline=None)
-@given(given_states=st.none() | st.lists(st.text(max_size=12), max_size=3), state=st.none() | st.text(max_size=12))
+@given(
+    given_states=st.none() | st.lists(st.text(max_size=12), max_size=3),
+    state=st.none() | st.text(max_size=12),
+)
 def test_only_the_one_state_of_the_authorization_url_is_accepted(
     given_states: list[str] | None, state: str | None
 ) -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from mcp.server.mcpserver import MCPServer
 
 from mcpx_router import ConfigError, Reconnect
+from mcpx_router._errors import SHORTEST_SECRET, redact
 from mcpx_router.peers import (
     HttpPeer,
     InProcessPeer,
@@ -23,7 +24,6 @@ from mcpx_router.peers import (
     load_config,
     parse_config,
 )
-from mcpx_router._errors import SHORTEST_SECRET, redact
 from mcpx_router.peers._expand import escape
 from mcpx_router.peers._specs import header_value_problem
 

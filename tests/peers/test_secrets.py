@@ -145,18 +145,36 @@ def test_what_a_config_keeps_secret(tmp_path: Path) -> None:
         "mcpServers": {
             "s": {
                 "command": "${BIN}",
-                "args": ["--api-key", "${KEY}", "--token=lit-tok-1", "PASSWORD=lit-pass-2", "--name", "plain-1"],
+                "args": [
+                    "--api-key",
+                    "${KEY}",
+                    "--token=lit-tok-1",
+                    "PASSWORD=lit-pass-2",
+                    "--name",
+                    "plain-1",
+                ],
                 "env": {"API_TOKEN": "lit-env-3", "MODE": "plain-2"},
             },
-            "h": {"url": "http://u:pw-lit-4@127.0.0.1/mcp?api_key=lit-q-5&page=plain-3", "headers": {"X-A": "lit-h-6"}},
+            "h": {
+                "url": "http://u:pw-lit-4@127.0.0.1/mcp?api_key=lit-q-5&page=plain-3",
+                "headers": {"X-A": "lit-h-6"},
+            },
             "b": {"url": "http://127.0.0.1/mcp", "auth": {"type": "bearer", "token": "${TOK}"}},
-            "o": {"url": "http://127.0.0.1/o", "auth": {"type": "oauth", "clientId": "c", "clientSecret": "lit-cs-7"}},
+            "o": {
+                "url": "http://127.0.0.1/o",
+                "auth": {"type": "oauth", "clientId": "c", "clientSecret": "lit-cs-7"},
+            },
             "d": {"url": "${URL:-http://127.0.0.1/plain-4}"},
         }
     }
     environ = {"BIN": "/opt/bin-env-1", "KEY": KEY, "TOK": TOKEN}
     parse_config(config, environ=environ)
-    kept = ["/opt/bin-env-1", KEY, TOKEN, *(f"lit-{x}" for x in ("tok-1", "pass-2", "env-3", "q-5", "h-6", "cs-7"))]
+    kept = [
+        "/opt/bin-env-1",
+        KEY,
+        TOKEN,
+        *(f"lit-{x}" for x in ("tok-1", "pass-2", "env-3", "q-5", "h-6", "cs-7")),
+    ]
     for secret in [*kept, "pw-lit-4"]:
         assert redact(f"<{secret}>") == f"<{MASK}>", secret
     for plain in ("plain-1", "plain-2", "plain-3", "plain-4", "127.0.0.1"):
@@ -166,7 +184,10 @@ def test_what_a_config_keeps_secret(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
-        (f"Bearer {TOKEN}\r\n", "ends with a line break (CR or LF), as a value read from a file with Windows"),
+        (
+            f"Bearer {TOKEN}\r\n",
+            "ends with a line break (CR or LF), as a value read from a file with Windows",
+        ),
         (f"Bearer {TOKEN}\r", "ends with a line break"),
         (f"Bearer {TOKEN}\nX-Injected: 1", "holds a line break (CR or LF), which HTTP headers cannot carry"),
         (f"Bearer {TOKEN}\x00", "holds a control character"),
@@ -179,7 +200,9 @@ def test_a_header_http_cannot_send_is_refused_as_the_config_loads(value: str, pr
     with pytest.raises(ConfigError) as caught:
         parse_config({"mcpServers": {"notes": entry}}, source="mcp.json", environ={"TOKEN": value})
     message = str(caught.value)
-    assert message.startswith(f"mcp.json: server 'notes': \"headers\": the value of header 'Authorization' {problem}")
+    assert message.startswith(
+        f"mcp.json: server 'notes': \"headers\": the value of header 'Authorization' {problem}"
+    )
     assert TOKEN not in message and TOKEN not in repr(caught.value) and TOKEN not in str(caught.value.args)
     with pytest.raises(ValueError, match="the value of header 'Authorization'") as direct:
         HttpPeer("http://127.0.0.1:9/mcp", headers={"Authorization": value})
@@ -191,19 +214,23 @@ def test_a_header_http_cannot_send_is_refused_as_the_config_loads(value: str, pr
 # -- the ways out: errors, tracebacks, log records, spans ----------------------------------------
 
 
-def _everything(caught: BaseException, caplog: pytest.LogCaptureFixture, spans: InMemorySpanExporter) -> str:
+def _everything(caught: BaseException, caplog: pytest.LogCaptureFixture, spans: InMemorySpanExporter) -> str:  # noqa: F811
     """All the text the failure produced: the error, its traceback (with its causes), every log record
     (formatted with tracebacks) and every finished span's name, attributes, status and events."""
     texts = [str(caught), repr(caught), "".join(traceback.format_exception(caught)), caplog.text]
     formatter = logging.Formatter("%(message)s")
     texts += [formatter.format(record) for record in caplog.records]
     for span in spans.get_finished_spans():
-        texts += [span.name, json.dumps(dict(span.attributes or {}), default=str), str(span.status.description)]
+        texts += [
+            span.name,
+            json.dumps(dict(span.attributes or {}), default=str),
+            str(span.status.description),
+        ]
         texts += [json.dumps(dict(event.attributes or {}), default=str) for event in span.events]
     return "\n".join(texts)
 
 
-def _connect_events(spans: InMemorySpanExporter) -> list[dict[str, object]]:
+def _connect_events(spans: InMemorySpanExporter) -> list[dict[str, object]]:  # noqa: F811
     return [
         dict(event.attributes or {})
         for span in spans.get_finished_spans()
@@ -214,7 +241,7 @@ def _connect_events(spans: InMemorySpanExporter) -> list[dict[str, object]]:
 
 
 async def test_a_stdio_command_that_fails_never_shows_its_key(
-    caplog: pytest.LogCaptureFixture, spans: InMemorySpanExporter
+    caplog: pytest.LogCaptureFixture, spans: InMemorySpanExporter  # noqa: F811
 ) -> None:
     """A server that writes its own command line on stdout (not JSON-RPC) and exits: the key is in
     the command line of the join error, in the server's words, and in the span's exception."""
@@ -235,9 +262,13 @@ async def test_a_stdio_command_that_fails_never_shows_its_key(
     assert MASK in str(event["exception.message"]) and MASK in str(event["exception.stacktrace"])
 
 
-async def test_a_command_that_cannot_start_never_shows_its_arguments(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_command_that_cannot_start_never_shows_its_arguments(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.DEBUG)
-    spec = StdioPeer(sys.executable, ["-c", "import sys; sys.exit(3)", "--api-key", KEY], env={"API_TOKEN": TOKEN})
+    spec = StdioPeer(
+        sys.executable, ["-c", "import sys; sys.exit(3)", "--api-key", KEY], env={"API_TOKEN": TOKEN}
+    )
     async with Router(connect_timeout=20) as router:
         with pytest.raises(PeerUnavailableError) as caught:
             await router.join("x", spec)
@@ -262,8 +293,9 @@ async def refusing_server() -> AsyncIterator[int]:
             token = sent.group(1).decode() if sent else ""
             challenge = f'Bearer error="invalid_token", error_description="the token {token} is unknown"'
             body = f"the token {token} is unknown".encode()
-            head = f"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: {challenge}\r\nContent-Length: {len(body)}\r\n"
-            await stream.send(head.encode() + b"Connection: close\r\n\r\n" + body)
+            head = f"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: {challenge}\r\n"
+            head += f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            await stream.send(head.encode() + body)
 
     async with listener, anyio.create_task_group() as tg:
         tg.start_soon(listener.serve, answer)
@@ -272,7 +304,7 @@ async def refusing_server() -> AsyncIterator[int]:
 
 
 async def test_an_http_server_that_refuses_or_is_not_there_never_shows_a_credential(
-    caplog: pytest.LogCaptureFixture, spans: InMemorySpanExporter
+    caplog: pytest.LogCaptureFixture, spans: InMemorySpanExporter  # noqa: F811
 ) -> None:
     caplog.set_level(logging.DEBUG)
     environ = {"TOKEN": TOKEN, "QUERY": QUERY}
@@ -327,7 +359,9 @@ def test_a_log_record_is_masked_for_any_handler(name: str) -> None:
 
 
 @pytest.mark.skipif(os.name == "nt", reason="file modes say nothing on Windows")
-@pytest.mark.parametrize(("mode", "warned"), [(0o666, True), (0o664, True), (0o646, True), (0o644, False), (0o600, False)])
+@pytest.mark.parametrize(
+    ("mode", "warned"), [(0o666, True), (0o664, True), (0o646, True), (0o644, False), (0o600, False)]
+)
 def test_a_config_others_can_write_is_used_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, mode: int, warned: bool
 ) -> None:
