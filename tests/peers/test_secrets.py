@@ -28,7 +28,7 @@ from mcpx_router.peers._auth import BearerAuth
 from mcpx_router.peers._router import Router
 
 from ..support.otel_support import spans  # noqa: F401  (a fixture)
-from ..support.router_support import free_port
+from ..support.router_support import free_port, growing_server
 
 pytestmark = pytest.mark.anyio
 
@@ -399,3 +399,14 @@ async def test_a_token_store_others_can_read_or_write_is_used_with_a_warning(
             f"make it your own alone with: chmod 600 {file}"
         ]
     assert redact(TOKEN) == MASK  # a token read from a store is a secret too
+
+
+async def test_an_error_answer_to_the_model_never_shows_a_secret() -> None:
+    """The answers the library writes for a failed call (here: an unknown name, which it quotes)
+    are masked too: they go to a hosted model, and into its provider's logs."""
+    BearerAuth(TOKEN)
+    call = {"id": "c1", "type": "function", "function": {"name": f"grower__{TOKEN}", "arguments": "{}"}}
+    async with Router() as router:
+        await router.join("grower", growing_server())
+        (answer,) = await router.dispatch([call])
+    assert TOKEN not in json.dumps(answer) and MASK in answer["content"]
