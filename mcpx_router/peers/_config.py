@@ -220,12 +220,21 @@ def _strings(value: Any, what: str, fail: Any, expanded: Any) -> dict[str, str] 
     """An object of strings, its values expanded (its keys are names, and kept as they are)."""
     if value is None:
         return None
-    if not isinstance(value, Mapping):
-        raise fail(f"{what} must be an object of strings, not {value!r}")
+    if not isinstance(value, Mapping):  # its values may be secrets: named by their type only
+        raise fail(f"{what} must be an object of strings, not {_kind(value)}")
     for key, item in value.items():
         if not isinstance(item, str):
-            raise fail(f"{what}[{_quoted(key)}] must be a string (quote it), not {item!r}")
+            raise fail(f"{what}[{_quoted(key)}] must be a string (quote it), not {_kind(item)}")
     return {key: expanded(item, f"{what}[{_quoted(key)}]") for key, item in value.items()}
+
+
+def _kind(value: Any) -> str:
+    """What JSON calls the type of `value` (an array, a number...), with an article."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return "a number"
+    return "an array" if isinstance(value, list) else "a string" if isinstance(value, str) else "an object"
 
 
 def _quoted(key: str) -> str:

@@ -410,3 +410,21 @@ async def test_an_error_answer_to_the_model_never_shows_a_secret() -> None:
         await router.join("grower", growing_server())
         (answer,) = await router.dispatch([call])
     assert TOKEN not in json.dumps(answer) and MASK in answer["content"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"url": "http://127.0.0.1/mcp", "auth": f"Bearer {TOKEN}"},
+        {"url": "http://127.0.0.1/mcp", "headers": f"Authorization: Bearer {TOKEN}"},
+        {"url": "http://127.0.0.1/mcp", "headers": {"X-Pin": 918273}},
+        {"command": "x", "env": {"API_TOKEN": 918273}},
+    ],
+)
+def test_a_misplaced_secret_is_named_by_its_type_never_shown(entry: dict[str, object]) -> None:
+    """A token written where an object was expected, or a number where a string was: the error says
+    what is wrong without showing what was written."""
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"mcpServers": {"notes": entry}}, source="mcp.json")
+    assert TOKEN not in str(caught.value) and "918273" not in str(caught.value)
+    assert str(caught.value).endswith(("not str", "not a string", "not a number"))
