@@ -28,10 +28,11 @@ of a peer during `dispatch` never raise: they become error answers the model can
 
 What a message never says: the secrets of the peers' configs. Every value that is a credential
 (see `remember_secret`, `credential_name`) is kept in one registry as it is loaded, and every
-text that leaves the library is masked against it at a few exits: an error of this tree as it is
-made and shown, every log record as it is made (a record factory, whichever library logs), a
-span's status and exception event (`_tracing.py`), and what the command line prints. docs/peers.md, "What is
-masked", says which values are kept and how they are shown (`***`).
+text that leaves the library is masked against it at a few exits: an error of this tree as it
+is made and shown, every log record as it is made (a record factory, whichever library logs),
+a span's status and exception event (`_tracing.py`), an error answer to the model
+(`_dispatch.error`), and what the command line prints. docs/peers.md, "What is masked", says
+which values are kept and how they are shown (`***`).
 """
 
 from __future__ import annotations
@@ -208,8 +209,11 @@ def redact(text: str) -> str:
 def _masked(record: logging.LogRecord) -> logging.LogRecord:
     """`record` with every secret masked in its message, traceback and stack (left as it is, its
     arguments unformatted, when it shows none)."""
-    message = record.getMessage()
-    masked = SECRETS.redact(message)
+    try:
+        message = record.getMessage()
+    except Exception:  # arguments that do not fit the message: the handler reports it, as always
+        message = None
+    masked = None if message is None else SECRETS.redact(message)
     if masked != message:
         record.msg, record.args = masked, None
     if record.exc_info and record.exc_info[1] is not None and not record.exc_text:

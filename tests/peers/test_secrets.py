@@ -428,3 +428,10 @@ def test_a_misplaced_secret_is_named_by_its_type_never_shown(entry: dict[str, ob
         parse_config({"mcpServers": {"notes": entry}}, source="mcp.json")
     assert TOKEN not in str(caught.value) and "918273" not in str(caught.value)
     assert str(caught.value).endswith(("not str", "not a string", "not a number"))
+
+
+def test_a_record_whose_arguments_do_not_fit_is_left_to_its_handler() -> None:
+    """Masking a record as it is made never raises where logging itself would not."""
+    BearerAuth(TOKEN)
+    record = logging.getLogger("host.app").makeRecord("host.app", logging.INFO, "f", 1, "%d", ("x",), None)
+    assert (record.msg, record.args) == ("%d", ("x",))
