@@ -7,6 +7,8 @@
   each; the records of the libraries underneath (the `mcp` SDK reports every line a server
   writes that is not JSON-RPC with a traceback) stay off the terminal. `-v` shows every
   library's records from INFO up with their tracebacks, `-vv` from DEBUG up.
+- Nothing a command writes on standard error shows a secret: its messages and every log record
+  (tracebacks included, whichever library wrote them) are masked (`_errors.redact`).
 - `--connect-timeout SECONDS` for the commands that open peers.
 - SIGINT (Ctrl-C) or SIGTERM cancels the command's work, which stops its child servers, and
   the command exits without a traceback: 130 after Ctrl-C; 143 after SIGTERM, except for the
@@ -24,6 +26,8 @@ from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import anyio
+
+from ._errors import redact
 
 __all__ = [
     "PREFIX",
@@ -49,7 +53,7 @@ USAGE = 2
 
 def say(message: str) -> None:
     """Tell the person at the terminal something, on standard error: `mcpx-router: message`."""
-    sys.stderr.write(f"{PREFIX}{message}\n")
+    sys.stderr.write(f"{PREFIX}{redact(message)}\n")
     sys.stderr.flush()
 
 
@@ -123,7 +127,14 @@ class _OneLine(logging.Formatter):
     """`mcpx-router: message`, without the traceback a record may carry."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return f"mcpx-router: {record.getMessage()}"
+        return f"mcpx-router: {redact(record.getMessage())}"
+
+
+class _Masked(logging.Formatter):
+    """`LEVEL name: message` and the traceback, every secret masked, whichever library logged it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
 
 
 def _ours(record: logging.LogRecord) -> bool:
@@ -146,7 +157,7 @@ def console_logging(verbosity: int) -> Iterator[None]:
         level = logging.WARNING
     else:
         level = logging.INFO if verbosity == 1 else logging.DEBUG
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_Masked("%(levelname)s %(name)s: %(message)s"))
     saved = root.level
     root.addHandler(handler)
     root.setLevel(level)

@@ -16,7 +16,7 @@ import mcp_types as mt
 import sniffio
 from mcp.shared.dispatcher import ProgressFnT
 
-from ._errors import PeerUnavailableError, UsageError
+from ._errors import PeerUnavailableError, UsageError, redact
 from ._published import PublishedTool
 from ._session import ToolSession, call_tool, first_round_session, rejected, resume
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
@@ -119,7 +119,8 @@ def success(
 
 
 def error(message: str, tool: PublishedTool | None = None, kind: str = "error") -> Outcome:
-    return Outcome(f"Error: {message}", True, tool, error_type=kind)
+    """The answer the model reads for a call that failed here; its words never show a secret."""
+    return Outcome(f"Error: {redact(message)}", True, tool, error_type=kind)
 
 
 def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:

@@ -5,6 +5,10 @@ the `mcp` SDK's own spans (`MCP send tools/call ...`, and a server's span throug
 context it puts in `_meta`) are its children; one `connect_peer {peer}` / `reconnect_peer {peer}`
 span per connection attempt of a Router peer, current during the handshake and first listing.
 
+What a span records never shows a secret (`_errors.redact`): its status description, the
+tool's description, and a failed connection's `exception` event, which is written here (type,
+message and stack trace, masked) instead of by the SDK's `record_exception`.
+
 Everything here costs nothing beyond one check per call until a tracer provider is configured
 (`opentelemetry.trace.set_tracer_provider`, or `OTEL_PYTHON_TRACER_PROVIDER`), and nothing at all
 without `opentelemetry-api` (the `otel` extra; the `mcp` SDK depends on it too).
@@ -13,10 +17,13 @@ without `opentelemetry-api` (the `otel` extra; the `mcp` SDK depends on it too).
 from __future__ import annotations
 
 import os
+import traceback
 from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
+
+from ._errors import redact
 
 try:
     from opentelemetry import context as _context
@@ -100,12 +107,12 @@ async def traced_call(call: ToolCall, outcome: Awaitable[Outcome]) -> Outcome:
         if result.tool is not None:
             span.set_attribute(PEER, result.tool.peer)
             span.set_attribute(TOOL, result.tool.tool)
-            span.set_attribute("gen_ai.tool.description", result.tool.description)
+            span.set_attribute("gen_ai.tool.description", redact(result.tool.description))
         if result.is_error:
             kind_of_error = result.error_type or "error"
             span.set_attribute(OUTCOME, kind_of_error)
             span.set_attribute("error.type", kind_of_error)
-            span.set_status(_trace.StatusCode.ERROR, result.text[:500])
+            span.set_status(_trace.StatusCode.ERROR, redact(result.text)[:500])
         else:
             span.set_attribute(OUTCOME, "ok")
         return result
@@ -162,8 +169,8 @@ class ConnectSpan:
         span.set_attribute(OUTCOME, "error")
         span.set_attribute("error.type", error)
         if exc is not None:
-            span.record_exception(exc)
-        span.set_status(_trace.StatusCode.ERROR, str(exc) if exc is not None else "connect timeout")
+            record_exception(span, exc)
+        span.set_status(_trace.StatusCode.ERROR, redact(str(exc)) if exc is not None else "connect timeout")
         span.end()
 
     def _end(self) -> Span | None:
@@ -171,6 +178,20 @@ class ConnectSpan:
         if span is not None:
             _context.detach(self._token)  # type: ignore[arg-type]
         return span
+
+
+def record_exception(span: Span, exc: BaseException) -> None:
+    """The `exception` event of the OpenTelemetry conventions, its message and stack trace masked."""
+    module, name = type(exc).__module__, type(exc).__qualname__
+    span.add_event(
+        "exception",
+        {
+            "exception.type": f"{module}.{name}" if module and module != "builtins" else name,
+            "exception.message": redact(str(exc)),
+            "exception.stacktrace": redact("".join(traceback.format_exception(exc))),
+            "exception.escaped": "False",
+        },
+    )
 
 
 def connect_span(peer: str, spec: object, *, reconnect: bool, attempt: int) -> ConnectSpan:

@@ -305,6 +305,16 @@ def _same_recursion_limit() -> Iterator[None]:
     sys.setrecursionlimit(limit)
 
 
+@pytest.fixture(autouse=True)
+def _secrets_of_the_test_only() -> Iterator[None]:
+    """The secrets a test's configs and specs remember are forgotten after it: a value one test
+    keeps ("abc") must not be masked in the messages another test on the same worker reads."""
+    from mcpx_router._errors import SECRETS
+
+    with SECRETS.kept():
+        yield
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every async test runs once on asyncio and once on trio."""

@@ -7,12 +7,18 @@ The server's entry needs OAuth settings (`"auth": {"type": "oauth", ...}` or `"o
 The command prints the authorization URL (and opens a browser when it runs on a terminal),
 receives the redirect on the entry's loopback callback port, connects once to check the tokens
 and leaves them in the entry's token store, where `tools`, `call` and `chat` find them.
+
+The callback port answers only the redirect of the login in progress: a request for another
+path gets 404, and one to the callback path without the `state` of the authorization URL
+(missing, or another) gets 400; both leave the login waiting for the real redirect, and nothing
+printed says which state was expected.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hmac
 import sys
 import webbrowser
 from collections.abc import Awaitable, Callable
@@ -26,7 +32,7 @@ from mcp.client.auth.exceptions import OAuthFlowError
 from mcp.shared.auth import AuthorizationCodeResult, OAuthToken
 
 from .._console import add_verbose, fail, positive_seconds, run_command, say
-from .._errors import RouterError
+from .._errors import RouterError, remember_secret
 from ..peers import HttpPeer, SsePeer, load_config
 from ..peers._auth import BearerAuth, token_file
 from ..peers._router import Router
@@ -135,8 +141,9 @@ async def login(
             1,
         )
     async with listener:
-        auth.context.redirect_handler = _show(name, browser)
-        auth.context.callback_handler = lambda: _receive(listener, parts.path or "/")
+        expected: list[str | None] = []
+        auth.context.redirect_handler = _show(name, browser, expected)
+        auth.context.callback_handler = lambda: _receive(listener, parts.path or "/", expected[-1:])
         return await _connect(name, spec, auth, wait)
 
 
@@ -157,8 +164,11 @@ async def _refused(url: str) -> None:
     raise OAuthFlowError("the server did not accept the given token")
 
 
-def _show(name: str, browser: bool) -> Callable[[str], Awaitable[None]]:
+def _show(name: str, browser: bool, expected: list[str | None]) -> Callable[[str], Awaitable[None]]:
+    """Show the authorization URL; keep its `state` in `expected`, for the callback to check."""
+
     async def show(url: str) -> None:
+        expected.append(parse_qs(urlsplit(url).query).get("state", [None])[0])
         print(f"To authorize {name!r}, open this URL in a browser:\n{url}", file=sys.stderr, flush=True)
         if browser:
             await anyio.to_thread.run_sync(webbrowser.open, url)
@@ -167,15 +177,17 @@ def _show(name: str, browser: bool) -> Callable[[str], Awaitable[None]]:
 
 
 async def _receive(
-    listener: anyio.abc.Listener[anyio.abc.SocketStream], path: str
+    listener: anyio.abc.Listener[anyio.abc.SocketStream], path: str, expected: list[str | None]
 ) -> AuthorizationCodeResult:
-    """Answer requests on the callback port until the redirect to `path` arrives; return its parameters."""
+    """Answer requests on the callback port until the redirect to `path` with the `expected` state
+    (the one of the authorization URL shown) arrives; return its parameters."""
+    state = expected[0] if expected else None
     outcome: list[AuthorizationCodeResult | OAuthFlowError] = []
     async with anyio.create_task_group() as tg:
 
         async def handle(stream: anyio.abc.SocketStream) -> None:
             async with stream:
-                result = await _callback(stream, path)
+                result = await _callback(stream, path, state)
             if result is not None and not outcome:
                 outcome.append(result)
                 tg.cancel_scope.cancel()
@@ -187,12 +199,15 @@ async def _receive(
 
 
 async def _callback(
-    stream: anyio.abc.SocketStream, path: str
+    stream: anyio.abc.SocketStream, path: str, state: str | None
 ) -> AuthorizationCodeResult | OAuthFlowError | None:
-    """Answer one request; what it brought if it is the redirect to `path` (None otherwise)."""
+    """Answer one request; what it brought if it is the redirect to `path` with `state` (None otherwise)."""
     query = callback_query(await _request_target(stream), path)
     if query is None:
         await _answer(stream, 404, "Not the authorization callback.")
+        return None
+    if not same_state(query.get("state"), state):
+        await _answer(stream, 400, "Not the redirect of the login in progress (its state does not match).")
         return None
     if "error" in query:
         await _answer(stream, 400, "The authorization was refused. You can close this window.")
@@ -203,10 +218,18 @@ async def _callback(
     if "code" not in query:
         await _answer(stream, 400, "The redirect brought no authorization code.")
         return None
+    remember_secret(query["code"][0])
     await _answer(stream, 200, "Authorized. You can close this window.")
     return AuthorizationCodeResult(
         code=query["code"][0], state=query.get("state", [None])[0], iss=query.get("iss", [None])[0]
     )
+
+
+def same_state(given: list[str] | None, state: str | None) -> bool:
+    """Whether a redirect's `state` parameters are exactly the one `state` of the authorization URL."""
+    if state is None:
+        return not given
+    return given is not None and len(given) == 1 and hmac.compare_digest(given[0].encode(), state.encode())
 
 
 def callback_query(target: str | None, path: str) -> dict[str, list[str]] | None:

@@ -20,7 +20,7 @@ from typing import TextIO
 import anyio
 
 from .._console import PREFIX
-from .._errors import RouterError
+from .._errors import RouterError, redact
 from ..peers import PeerSpec
 from ..peers._router import Router
 from ._render import write
@@ -60,7 +60,7 @@ class Status:
     def say(self, message: str) -> None:
         """Print `mcpx-router: message` on a line of its own (above the status line)."""
         self.clear()
-        write(self.stream, PREFIX + message)
+        write(self.stream, PREFIX + redact(message))
         self.draw()
 
     def draw(self) -> None:

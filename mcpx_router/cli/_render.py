@@ -26,6 +26,7 @@ from typing import Any, TextIO
 import mcp_types as mt
 
 from .._catalogue import PublishedTool
+from .._errors import redact
 from ..model._results import render_content
 from ._signature import one_line, signature
 
@@ -103,7 +104,7 @@ def tools_document(
 ) -> dict[str, Any]:
     """The `tools --json` document (see the module docstring): the tools, and every peer's state."""
     peers: list[dict[str, Any]] = [{"id": p, "connected": True, "tools": n} for p, n in joined.items()]
-    peers += [{"id": p, "connected": False, "error": why} for p, why in failed.items()]
+    peers += [{"id": p, "connected": False, "error": redact(why)} for p, why in failed.items()]
     return {
         "tools": [
             {

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from .._console import say
 from .._errors import UsageError
 from ..peers import HttpPeer, PeerSpec, SsePeer, StdioPeer, load_config
-from ..peers._specs import is_sse_url
+from ..peers._specs import check_headers, is_sse_url, remember_url_secrets
 from ._discover import Candidate, discover, here
 
 __all__ = ["add_source_options", "command_id", "peers_from", "url_id"]
@@ -86,6 +86,10 @@ def peers_from(args: argparse.Namespace, places: list[Candidate] | None = None) 
     given: list[tuple[str, PeerSpec]] = []
     env = dict(_pair(item, "=", "--env", "KEY=VALUE") for item in args.env)
     headers = dict(_pair(item, ":", "--header", "'NAME: VALUE'") for item in args.header)
+    try:
+        check_headers(headers)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--header: {exc}") from None
     for line in args.command:
         try:
             argv = shlex.split(line)
@@ -95,6 +99,7 @@ def peers_from(args: argparse.Namespace, places: list[Candidate] | None = None) 
             raise UsageError("--command needs a command line, e.g. 'uvx mcp-server-time'")
         given.append((command_id(argv), StdioPeer(argv[0], argv[1:], env=env or None)))
     for url in args.url:
+        remember_url_secrets(url)
         if not _web_url(url):
             raise UsageError(f"--url must be an http:// or https:// URL, not {url!r}")
         kind = SsePeer if is_sse_url(url) else HttpPeer
@@ -137,7 +142,7 @@ def _web_url(url: str) -> bool:
 def _pair(item: str, sep: str, option: str, form: str) -> tuple[str, str]:
     key, found, value = item.partition(sep)
     if not found or not key.strip():
-        raise UsageError(f"{option} expects {form}, not {item!r}")
+        raise UsageError(f"{option} expects {form}")  # not the item: it may be a secret
     return key.strip(), value.strip() if sep == ":" else value
 
 

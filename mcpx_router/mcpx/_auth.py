@@ -14,6 +14,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx2
 
+from .._errors import remember_secret
 from ._errors import MCPxAuthError, MCPxConnectionError
 
 TokenProvider = Callable[[], Awaitable[str]]
@@ -39,7 +40,9 @@ class TokenHolder:
             except MCPxAuthError as exc:
                 logger.info("our token was refused (%s); asking for a new one", exc)
                 self.token = None
-        await attempt(await self.provider())
+        token = await self.provider()
+        remember_secret(token)  # no message shows it (see `_errors.redact`)
+        await attempt(token)
 
     def accepted(self, token: str) -> None:
         self.token = token
@@ -65,6 +68,7 @@ def websocket_url(gateway_url: str, topic: str, *, presence: str | None = None) 
 
 def static_token(token: str) -> TokenProvider:
     """A provider that always returns the same pre-shared token."""
+    remember_secret(token)
 
     async def provide() -> str:
         return token

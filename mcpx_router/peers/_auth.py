@@ -27,7 +27,8 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
-from ._token_file import FileTokenStore, expires_at, with_expires_in
+from .._errors import remember_secret
+from ._token_file import FileTokenStore, expires_at, remember_token_secrets, with_expires_in
 
 if TYPE_CHECKING:  # the SDK's OAuth client loads with the first provider made
     from mcp.client.auth import OAuthClientProvider, TokenStorage
@@ -54,6 +55,7 @@ class BearerAuth(httpx2.Auth):
     """
 
     def __init__(self, token: str) -> None:
+        remember_secret(token)
         if not isinstance(token, str) or not token or not all("!" <= c <= "~" for c in token):
             raise ValueError(
                 "a bearer token must be a non-empty string of printable ASCII characters without spaces"
@@ -92,12 +94,14 @@ class MemoryTokenStore:
         return None if self._tokens is None else with_expires_in(self._tokens, time.time())
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
+        remember_token_secrets(tokens)
         self._tokens = expires_at(tokens, time.time())
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         return self._client
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        remember_token_secrets(client=client_info)
         self._client = client_info
 
 
@@ -149,6 +153,7 @@ def oauth_provider(
         scope=" ".join(scopes) if scopes else None,
         token_endpoint_auth_method="client_secret_post" if client_secret else "none",
     )
+    remember_secret(client_secret)
     storage: TokenStorage = store if store is not None else MemoryTokenStore()
     if client_id is not None:
         storage = _Preregistered(storage, metadata, client_id, client_secret)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from .._errors import ConfigError
+from .._errors import ConfigError, remember_secret
 
 if TYPE_CHECKING:
     from mcp.client.auth import TokenStorage
@@ -62,8 +62,12 @@ def auth_from_config(
     value = entry.get("auth")
     if value is None:
         return None
-    if not isinstance(value, Mapping):
-        raise fail(f'"auth" must be an object such as {{"type": "bearer", "token": "..."}}, not {value!r}')
+    if not isinstance(value, Mapping):  # perhaps the token itself: never shown
+        remember_secret(value)
+        raise fail(
+            '"auth" must be an object such as {"type": "bearer", "token": "..."}, '
+            f"not {type(value).__name__}"
+        )
     kind = value.get("type", "bearer" if "token" in value else "oauth")
     if kind == "bearer":
         unknown = set(value) - {"type", "token"}

@@ -12,6 +12,12 @@ SSE without it), `"disabled": true` (skipped), tool filters as hosts write them 
 `"toolTimeouts"` ({tool: seconds}), `"maxConcurrency"` and `"strict"`. `${VAR}`,
 `${VAR:-default}` and `${env:VAR}` are expanded in `command`, `args`, `env` and `headers`
 values, `cwd` and `url` (see `_expand`). A relative `cwd` is taken relative to the config file.
+
+What a variable gives, every header value, the `auth` entry's token and client secret, and the
+values named like credentials in a URL's query, the `args` and the `env` are kept among the
+secrets (`_errors.remember_secret`) as the config is read: no message shows them. A header value
+HTTP cannot send (a token read with the `\r` of a Windows line ending) is refused here, naming the
+header and never its value. A file that others can write (group or world) is used with a warning.
 """
 
 from __future__ import annotations
@@ -23,11 +29,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError, InvalidPeerIdError
+from .._errors import ConfigError, InvalidPeerIdError, remember_secret
 from .._naming import check_peer_id
 from ._auth_config import auth_from_config
 from ._expand import ExpansionError, expand
-from ._specs import HttpPeer, PeerSpec, SsePeer, StdioPeer, is_sse_url
+from ._specs import HttpPeer, PeerSpec, SsePeer, StdioPeer, check_headers, is_sse_url
+from ._token_file import warn_if_others_can_write
 
 __all__ = ["load_config", "parse_config"]
 
@@ -73,6 +80,7 @@ def load_config(
         raise ConfigError(
             f"cannot read the peer config {str(file)!r}: {exc.strerror or exc}", peer=""
         ) from exc
+    warn_if_others_can_write(file, "the peer config", "it decides which commands run")
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -121,10 +129,14 @@ def _entry(
         return ConfigError(f"{source}: server {name!r}: {problem}", peer=name)
 
     def expanded(value: str, where: str) -> str:
+        used: list[str] = []
         try:
-            return expand(value, environ)
+            text = expand(value, environ, used=used)
         except ExpansionError as exc:
             raise fail(f"{where} {exc}") from None
+        for secret in used:
+            remember_secret(secret)
+        return text
 
     if not isinstance(entry, Mapping):
         raise fail('must be an object with "command" (stdio) or "url" (streamable HTTP or SSE)')
@@ -174,6 +186,10 @@ def _entry(
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise fail(f'"url" must be an http:// or https:// URL, not {url!r}')
     headers = _strings(entry.get("headers"), '"headers"', fail, expanded)
+    try:
+        check_headers(headers)
+    except (TypeError, ValueError) as exc:
+        raise fail(f'"headers": {exc}') from None
     auth = auth_from_config(_expanded_auth(entry, expanded), url, fail, base_dir)
     if kind == "sse" or (kind is None and is_sse_url(url)):
         return SsePeer(url, headers=headers, auth=auth, **options)
@@ -204,12 +220,21 @@ def _strings(value: Any, what: str, fail: Any, expanded: Any) -> dict[str, str] 
     """An object of strings, its values expanded (its keys are names, and kept as they are)."""
     if value is None:
         return None
-    if not isinstance(value, Mapping):
-        raise fail(f"{what} must be an object of strings, not {value!r}")
+    if not isinstance(value, Mapping):  # its values may be secrets: named by their type only
+        raise fail(f"{what} must be an object of strings, not {_kind(value)}")
     for key, item in value.items():
         if not isinstance(item, str):
-            raise fail(f"{what}[{_quoted(key)}] must be a string (quote it), not {item!r}")
+            raise fail(f"{what}[{_quoted(key)}] must be a string (quote it), not {_kind(item)}")
     return {key: expanded(item, f"{what}[{_quoted(key)}]") for key, item in value.items()}
+
+
+def _kind(value: Any) -> str:
+    """What JSON calls the type of `value` (an array, a number...), with an article."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return "a number"
+    return "an array" if isinstance(value, list) else "a string" if isinstance(value, str) else "an object"
 
 
 def _quoted(key: str) -> str:

@@ -47,8 +47,11 @@ class ExpansionError(ValueError):
     """A `${...}` reference that cannot be expanded; the message says why (`uses ${X}, which ...`)."""
 
 
-def expand(text: str, environ: Mapping[str, str] | None = None) -> str:
+def expand(text: str, environ: Mapping[str, str] | None = None, *, used: list[str] | None = None) -> str:
     """`text` with its `${...}` references replaced from `environ` (by default `os.environ`).
+
+    The values taken from `environ` (not the defaults written in `text`) are appended to `used`
+    when it is given: the config keeps them among its secrets.
 
     Example:
         >>> expand("Bearer ${TOKEN}", {"TOKEN": "abc"})
@@ -81,7 +84,10 @@ def expand(text: str, environ: Mapping[str, str] | None = None) -> str:
             match = _REFERENCE.match(text, i + 1)
             if match is None:
                 raise ExpansionError(_not_understood(text, i - 1))
-            out.append(_value(match, "${" + match.group(0), env))
+            value = _value(match, "${" + match.group(0), env)
+            if used is not None and value == env.get(match["env"] or match["name"]):
+                used.append(value)
+            out.append(value)
             i = match.end()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from .._errors import PeerUnavailableError
+from .._errors import PeerUnavailableError, redact
 from ._specs import HttpPeer, PeerSpec, SsePeer, StdioPeer
 
 __all__ = ["cancelled_with_errors", "describe_failure", "join_error"]
@@ -17,12 +17,13 @@ def cancelled_with_errors(group: BaseExceptionGroup[BaseException]) -> bool:
 
 
 def describe_failure(exc: BaseException | None) -> str:
-    """`Type: message` of an error (of the one error of a group), or that the connection closed."""
+    """`Type: message` of an error (of the one error of a group), or that the connection closed;
+    never a secret (it becomes a peer's `last_error`, shown in its status and events)."""
     if exc is None:
         return "the connection closed"
     if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         return describe_failure(exc.exceptions[0])
-    text = str(exc).strip()
+    text = redact(str(exc)).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

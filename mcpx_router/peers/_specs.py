@@ -7,13 +7,14 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import mcp
 from mcp.client import Transport
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
+from .._errors import credential_name, remember_secret
 from .._session import ToolSession
 from ._callbacks import PeerCallbacks, check_callbacks
 
@@ -104,6 +105,7 @@ class StdioPeer(_Options):
         if isinstance(self.args, str):
             raise TypeError(f"args must be a list of strings, not the string {self.args!r}")
         object.__setattr__(self, "args", tuple(self.args))
+        remember_command_secrets(self.args, self.env)
 
     def describe(self) -> str:
         return " ".join([self.command, *self.args])
@@ -125,6 +127,11 @@ class HttpPeer(_Options):
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     mode: Mode = "auto"
     auth: httpx2.Auth | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        remember_url_secrets(self.url)
+        check_headers(self.headers)
 
     def describe(self) -> str:
         return self.url
@@ -150,6 +157,11 @@ class SsePeer(_Options):
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     mode: Mode = "auto"
     auth: httpx2.Auth | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        remember_url_secrets(self.url)
+        check_headers(self.headers)
 
     def describe(self) -> str:
         return f"{self.url} (SSE)"
@@ -244,6 +256,93 @@ def as_peer_spec(peer: object) -> PeerSpec:
         f"cannot make a peer of {type(peer).__name__}: give a StdioPeer, HttpPeer, SsePeer, InProcessPeer, "
         "SessionPeer, an http(s) URL, StdioServerParameters, an MCPServer or a connected mcp.Client"
     )
+
+
+def check_headers(headers: Mapping[str, str] | None) -> None:
+    """Keep every header value among the secrets, and refuse one HTTP cannot send.
+
+    Raises:
+        ValueError: A header name or value cannot be sent; the message names the header and what
+            is wrong with its value, never the value.
+    """
+    if headers is None:
+        return
+    if not isinstance(headers, Mapping):
+        raise TypeError(f"headers must be a mapping of names to values, not {type(headers).__name__}")
+    for value in headers.values():
+        remember_secret(value)
+        if isinstance(value, str):
+            scheme, _, credentials = value.strip().partition(" ")
+            if scheme and credentials:
+                remember_secret(credentials)  # `Bearer <token>`: the token alone too
+    for name, value in headers.items():
+        if not isinstance(name, str) or not name or not all(c in _TOKEN for c in name):
+            raise ValueError(
+                f"the header name {name!r} is not a valid HTTP header name "
+                "(letters, digits and !#$%&'*+-.^_`|~ only)"
+            )
+        if not isinstance(value, str):
+            raise TypeError(f"the value of header {name!r} must be a string, not {type(value).__name__}")
+        problem = header_value_problem(value)
+        if problem is not None:
+            raise ValueError(f"the value of header {name!r} {problem}")
+
+
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+"""The characters of an HTTP header name (RFC 9110, section 5.6.2)."""
+
+
+def header_value_problem(value: str) -> str | None:
+    """What makes `value` unsendable as an HTTP header value, in words that never show it (None: nothing)."""
+    if "\r" in value or "\n" in value:
+        if any(c in "\r\n" for c in value.rstrip("\r\n")):
+            return "holds a line break (CR or LF), which HTTP headers cannot carry"
+        return (
+            "ends with a line break (CR or LF), as a value read from a file with Windows line endings "
+            "does; remove it"
+        )
+    if any(ord(c) > 0x7E for c in value):
+        return "holds a character that is not ASCII, which HTTP headers cannot carry"
+    if any(c != "\t" and (ord(c) < 0x20 or ord(c) == 0x7F) for c in value):
+        return "holds a control character"
+    if value != value.strip(" \t"):
+        return "starts or ends with a space or tab"
+    return None
+
+
+def remember_url_secrets(url: str) -> None:
+    """Keep a URL's password, and its query values named like credentials (`?api_key=`), among the secrets."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except (ValueError, TypeError):
+        return
+    remember_secret(password)
+    for pair in parts.query.split("&"):
+        name, _, value = pair.partition("=")
+        if credential_name(unquote(name)):
+            remember_secret(value)  # as written, and decoded
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if credential_name(name):
+            remember_secret(value)
+
+
+def remember_command_secrets(args: Sequence[str], env: Mapping[str, str] | None) -> None:
+    """Keep a command's credentials among the secrets: the values of options and `NAME=value` words named
+    like credentials (`--api-key KEY`, `--token=KEY`, `API_KEY=KEY`), and of `env` variables so named."""
+    for name, value in (env or {}).items():
+        if credential_name(name):
+            remember_secret(value)
+    for i, arg in enumerate(args):
+        if not isinstance(arg, str):
+            continue
+        name, equals, value = arg.partition("=")
+        if equals and credential_name(name):
+            remember_secret(value)
+        elif arg.startswith("-") and credential_name(arg) and i + 1 < len(args):
+            remember_secret(args[i + 1])
+        elif arg.startswith(("http://", "https://")):
+            remember_url_secrets(arg)
 
 
 def is_sse_url(url: str) -> bool:

@@ -10,15 +10,18 @@ The file is written whole into a new file (mode 0600, only its owner can read it
 replaces the old one, so a reader never sees half a file. A file that cannot be read, is not
 JSON or does not have this shape is never overwritten: every use raises `ConfigError` naming it,
 and deleting it (or the entry of the server) and logging in again is the fix. A missing file
-is an empty store.
+is an empty store. A file others can read or write (group or world) is used with a warning, once,
+and the tokens and client secret read or written are kept among the secrets no message shows.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Mapping
@@ -29,11 +32,52 @@ import anyio
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import ValidationError
 
-from .._errors import ConfigError
+from .._errors import ConfigError, remember_secret
 
-__all__ = ["FileTokenStore", "expires_at", "with_expires_in"]
+__all__ = [
+    "FileTokenStore",
+    "expires_at",
+    "remember_token_secrets",
+    "warn_if_others_can_write",
+    "with_expires_in",
+]
+
+logger = logging.getLogger("mcpx_router")
 
 _VERSION = 1
+_warned: set[tuple[str, int]] = set()
+
+
+def warn_if_others_can_write(path: Path, what: str, why: str, *, readable: bool = False) -> None:
+    """Warn (once per file and mode) when users other than its owner can write `path` (or, with
+    `readable`, read it); nothing when it cannot be looked at or on Windows, where modes say nothing."""
+    if os.name == "nt":
+        return
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return
+    others = stat.S_IWGRP | stat.S_IWOTH | ((stat.S_IRGRP | stat.S_IROTH) if readable else 0)
+    key = (str(path.resolve()), mode)
+    if not mode & others or key in _warned:
+        return
+    _warned.add(key)
+    who = "others can write it" if mode & (stat.S_IWGRP | stat.S_IWOTH) else "others can read it"
+    logger.warning(
+        "%s %r has mode %04o: %s, and %s; make it your own alone with: chmod %s %s",
+        what, str(path), mode, who, why, "600" if readable else "go-w", str(path),
+    )  # fmt: skip
+
+
+def remember_token_secrets(
+    tokens: OAuthToken | None = None, client: OAuthClientInformationFull | None = None
+) -> None:
+    """Keep OAuth tokens and a client's secret among the secrets no message shows."""
+    if tokens is not None:
+        remember_secret(tokens.access_token)
+        remember_secret(tokens.refresh_token)
+    if client is not None:
+        remember_secret(client.client_secret)
 
 
 def expires_at(tokens: OAuthToken, now: float) -> dict[str, Any]:
@@ -87,13 +131,16 @@ class FileTokenStore:
         if record is None:
             return None
         try:
-            return with_expires_in(record, _now())
+            tokens = with_expires_in(record, _now())
         except ValueError as exc:
             raise self._corrupt(
                 f"the tokens of {self.server_url!r} are not valid: {_first_line(exc)}"
             ) from None
+        remember_token_secrets(tokens)
+        return tokens
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
+        remember_token_secrets(tokens)
         await self._update("tokens", expires_at(tokens, _now()))
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
@@ -101,13 +148,16 @@ class FileTokenStore:
         if record is None:
             return None
         try:
-            return OAuthClientInformationFull.model_validate(record)
+            client = OAuthClientInformationFull.model_validate(record)
         except ValidationError as exc:
             raise self._corrupt(
                 f"the client registration of {self.server_url!r} is not valid: {_first_line(exc)}"
             ) from None
+        remember_token_secrets(client=client)
+        return client
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        remember_token_secrets(client=client_info)
         await self._update("client", client_info.model_dump(mode="json", exclude_none=True))
 
     async def _entry(self) -> dict[str, Any]:
@@ -132,6 +182,7 @@ class FileTokenStore:
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise ConfigError(f"cannot read the token store {str(self.path)!r}: {reason}", peer="") from None
+        warn_if_others_can_write(self.path, "the token store", "it holds your credentials", readable=True)
         try:
             data = json.loads(text)
         except ValueError as exc:

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
@@ -15,7 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mcpx_router.cli import main
-from mcpx_router.cli._auth import callback_query
+from mcpx_router.cli._auth import callback_query, same_state
 
 from ..support.oauth_support import STATIC_TOKEN, authorize, oauth_server
 from ..support.router_support import WAIT, free_port
@@ -144,9 +145,10 @@ async def test_a_refused_authorization_and_a_busy_port_are_one_line_errors(tmp_p
             assert process.stderr is not None
             stderr = bytearray()
             await read_lines(process.stderr, stderr, 2)
+            state = parse_qs(urlsplit(stderr.decode().splitlines()[1]).query)["state"][0]
             async with httpx2.AsyncClient() as browser:
                 refusal = f"http://127.0.0.1:{port}/callback?error=access_denied&error_description=no"
-                assert (await browser.get(refusal)).status_code == 400
+                assert (await browser.get(f"{refusal}&state={state}")).status_code == 400
             with anyio.fail_after(WAIT):
                 await process.wait()
                 while chunk := await _more(process.stderr):
@@ -167,6 +169,71 @@ async def test_a_refused_authorization_and_a_busy_port_are_one_line_errors(tmp_p
         assert busy.stderr.decode().startswith(
             f"mcpx-router: cannot receive the authorization on http://127.0.0.1:{port}/callback: "
         )
+
+
+@pytest.mark.anyio
+async def test_a_forged_callback_gets_400_and_the_login_waits_for_the_real_one(tmp_path: Path) -> None:
+    """Any local process or web page can reach the callback port: a request without the login's
+    `state` (none, another, twice, with a refusal or a code) must neither end the login nor learn
+    the state; the redirect of the real authorization then completes it."""
+    port = free_port()
+    async with oauth_server() as server:
+        config = write_config(tmp_path, server.url, port)
+        login = [*COMMAND, "login", "notes", "--config", str(config)]
+        process = await anyio.open_process(login, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            assert process.stderr is not None
+            stderr = bytearray()
+            await read_lines(process.stderr, stderr, 2)
+            url = stderr.decode().splitlines()[1]
+            state = parse_qs(urlsplit(url).query)["state"][0]
+            callback = f"http://127.0.0.1:{port}/callback"
+            forged = [
+                f"{callback}?code=forged-code",
+                f"{callback}?code=forged-code&state=forged-state",
+                f"{callback}?code=forged-code&state={state}x",
+                f"{callback}?code=forged-code&state={state[:-1]}",
+                f"{callback}?code=forged-code&state={state}&state=forged-state",
+                f"{callback}?error=access_denied",
+                f"{callback}?error=access_denied&state=forged-state",
+                f"{callback}?state={state[:8]}",
+            ]
+            async with httpx2.AsyncClient() as browser:
+                for request in forged:
+                    answer = await browser.get(request)
+                    assert answer.status_code == 400, request
+                    assert state not in answer.text
+                assert (await browser.get(f"http://127.0.0.1:{port}/")).status_code == 404
+                assert process.returncode is None  # still waiting
+                location = await authorize(url)
+                answer = await browser.get(location)
+            assert (answer.status_code, answer.text) == (200, "Authorized. You can close this window.")
+            with anyio.fail_after(WAIT):
+                await process.wait()
+                while chunk := await _more(process.stderr):
+                    stderr += chunk
+        finally:
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+            await process.aclose()
+        assert process.returncode == 0, stderr.decode()
+        lines = stderr.decode().splitlines()
+        assert lines[-1].startswith("Authorized with 'notes': 2 tools")
+        assert [line for line in lines if state in line] == [url]  # shown once: in the URL to open
+        assert "forged-code" not in stderr.decode() and "forged-state" not in stderr.decode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    given_states=st.none() | st.lists(st.text(max_size=12), max_size=3),
+    state=st.none() | st.text(max_size=12),
+)
+def test_only_the_one_state_of_the_authorization_url_is_accepted(
+    given_states: list[str] | None, state: str | None
+) -> None:
+    accepted = same_state(given_states, state)
+    assert accepted == (given_states == [state] if state is not None else not given_states)
 
 
 @settings(max_examples=300, deadline=None)

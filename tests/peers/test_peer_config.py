@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from mcp.server.mcpserver import MCPServer
 
 from mcpx_router import ConfigError, Reconnect
+from mcpx_router._errors import SHORTEST_SECRET, redact
 from mcpx_router.peers import (
     HttpPeer,
     InProcessPeer,
@@ -24,6 +25,7 @@ from mcpx_router.peers import (
     parse_config,
 )
 from mcpx_router.peers._expand import escape
+from mcpx_router.peers._specs import header_value_problem
 
 
 def test_config_with_both_transports(tmp_path: Path) -> None:
@@ -314,7 +316,16 @@ def test_every_expanded_field_holds_the_values(
         "env": {"${KEY}": field(2)},
         "cwd": "/" + field(3),
     }
-    http = {"url": "http://h/" + field(0), "headers": {"${KEY}": field(1)}}
+    http = {"url": "http://h/" + field(0), "headers": {"X-Key": field(1)}}
+    header = literals[1] + value
+    if header_value_problem(header) is not None:
+        # A header HTTP cannot send is refused as the config loads, naming it and never its value.
+        with pytest.raises(ConfigError) as refused:
+            parse_config({"mcpServers": {"s": stdio, "h": http}}, environ=environ)
+        assert "'X-Key'" in str(refused.value) or redact("'X-Key'") != "'X-Key'"  # a value "Key" is masked
+        if len(header.strip()) >= SHORTEST_SECRET and header.strip().strip("*"):
+            assert header.strip() not in str(refused.value)
+        return
     peers = parse_config({"mcpServers": {"s": stdio, "h": http}}, environ=environ)
     s, h = peers["s"], peers["h"]
     assert isinstance(s, StdioPeer) and isinstance(h, HttpPeer | SsePeer)
@@ -323,4 +334,4 @@ def test_every_expanded_field_holds_the_values(
     assert s.env == {"${KEY}": literals[2] + value}  # names are not expanded
     assert s.cwd == "/" + literals[3] + value
     assert h.url == "http://h/" + literals[0] + value
-    assert h.headers == {"${KEY}": literals[1] + value}
+    assert h.headers == {"X-Key": literals[1] + value}

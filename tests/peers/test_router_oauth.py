@@ -178,7 +178,7 @@ async def test_a_client_registered_beforehand_authorizes_without_registering() -
             wrong = oauth_provider(
                 server.url,
                 client_id="app",
-                client_secret="wrong",
+                client_secret="not-the-secret",  # masked wherever it shows: not the peer's id
                 redirect_uri=redirect,
                 redirect_handler=browser.visit,
                 callback_handler=browser.callback,
