@@ -102,6 +102,7 @@ class Secrets:
             with self._lock:
                 self._values |= forms
                 self._pattern = None
+            _mask_log_records()
 
     def redact(self, text: str) -> str:
         """`text` with every secret (in any of its forms) replaced by `***`, and the start or end of one
@@ -235,11 +236,13 @@ def _masking_factory(make: Callable[..., logging.LogRecord]) -> Callable[..., lo
     return factory
 
 
-if not getattr(logging.getLogRecordFactory(), "masks_secrets", False):
-    # Every log record made in this process, whichever library makes it (the HTTP client logs each
-    # request's URL, the SDK the headers of each answer), is masked as it is made, so that no
-    # handler, ours or the host's, ever sees a secret.
-    logging.setLogRecordFactory(_masking_factory(logging.getLogRecordFactory()))
+def _mask_log_records() -> None:
+    """From the first secret remembered on, every log record made in this process, whichever
+    library makes it (the HTTP client logs each request's URL, the SDK the headers of each answer),
+    is masked as it is made, so that no handler, ours or the host's, ever sees a secret. A process
+    that never loads a secret keeps its record factory as it was."""
+    if not getattr(logging.getLogRecordFactory(), "masks_secrets", False):
+        logging.setLogRecordFactory(_masking_factory(logging.getLogRecordFactory()))
 
 
 class RouterError(Exception):
