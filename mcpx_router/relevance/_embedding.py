@@ -23,6 +23,7 @@ import anyio
 from .._catalogue import PublishedTool
 from .._errors import EmbeddingError, UsageError
 from ..model._budget import tokens
+from ._fusion import numpy_or_none
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -120,12 +121,18 @@ class EmbeddingIndex:
         self._tools: OrderedDict[bytes, Vector] = OrderedDict()
         self._queries: OrderedDict[str, Vector] = OrderedDict()
         self._lock = anyio.Lock()
-        self._last: tuple[int, str, list[float]] | None = None
+        self._last: tuple[int, tuple[tuple[str, float], ...], Any] | None = None
+        self._matrix: tuple[int, Any] | None = None
+        """The tools' vectors of one catalogue version as one matrix (with numpy)."""
         self.texts_embedded = 0
         """How many texts were handed to the embedder so far (tools and queries)."""
 
     async def tool_vectors(self, tools: Sequence[PublishedTool]) -> list[Vector]:
         """One unit vector per tool, embedding in batches only the definitions not seen before."""
+        return [_as_tuple(row) for row in await self._tool_rows(tools)]
+
+    async def _tool_rows(self, tools: Sequence[PublishedTool]) -> list[Any]:
+        """The kept vector of each tool (numpy rows with numpy, else tuples), embedding the missing."""
         keys = [_tool_key(tool) for tool in tools]
         async with self._lock:  # two callers never embed the same definition twice
             missing: dict[bytes, str] = {}
@@ -148,6 +155,9 @@ class EmbeddingIndex:
     async def query_vector(self, text: str) -> Vector:
         """The unit vector of a query (the last few hundred are kept). Of a long query, the last
         `MAX_TEXT` characters are embedded: the latest message is at the end of a conversation's."""
+        return _as_tuple(await self._query_row(text))
+
+    async def _query_row(self, text: str) -> Any:
         text = text if len(text) <= MAX_TEXT else text[-MAX_TEXT:]
         vector = self._queries.get(text)
         if vector is None:
@@ -167,24 +177,54 @@ class EmbeddingIndex:
         Given the catalogue `version` the tools are from, the last answer is kept and given again
         for the same version and query (a loop asks once per turn, mostly about the same messages).
         """
-        if version is not None and self._last is not None and self._last[:2] == (version, query):
-            return list(self._last[2])
-        scores = await self._similarities(query, tools)
+        return [float(x) for x in await self.similarity_scores([(query, 1.0)], tools, version=version)]
+
+    async def similarity_scores(
+        self, queries: Sequence[tuple[str, float]], tools: Sequence[PublishedTool], *, version: int | None = None
+    ) -> Any:
+        """The cosine similarity to each tool of the weighted sum of the `(text, weight)` queries'
+        vectors, scaled to unit length: a numpy array with numpy, else a list.
+
+        Each text is embedded once and kept: in a conversation, only its newest message is new.
+        Given the catalogue `version`, the tools' matrix is built once per version, and the last
+        answer is given again for the same version and queries.
+        """
+        asked = tuple(queries)
+        if version is not None and self._last is not None and self._last[:2] == (version, asked):
+            return self._last[2]
+        scores = await self._similarities(asked, tools, version)
         if version is not None:
-            self._last = (version, query, scores)
+            self._last = (version, asked, scores)
         return scores
 
-    async def _similarities(self, query: str, tools: Sequence[PublishedTool]) -> list[float]:
-        vectors = await self.tool_vectors(tools)
-        if not vectors:
+    async def _similarities(
+        self, queries: tuple[tuple[str, float], ...], tools: Sequence[PublishedTool], version: int | None
+    ) -> Any:
+        rows = await self._tool_rows(tools)
+        if not rows:
             return []
-        target = await self.query_vector(query)
-        if len(target) != len(vectors[0]):
-            raise EmbeddingError(
-                f"the embedder gave a query vector of length {len(target)} but tool vectors of length "
-                f"{len(vectors[0])}; an embedder must always return vectors of one length"
-            )
-        return [sum(map(mul, target, vector)) for vector in vectors]
+        parts = [(await self._query_row(text), weight) for text, weight in queries]
+        for row, _ in parts:
+            if len(row) != len(rows[0]):
+                raise EmbeddingError(
+                    f"the embedder gave a query vector of length {len(row)} but tool vectors of length "
+                    f"{len(rows[0])}; an embedder must always return vectors of one length"
+                )
+        np = numpy_or_none()
+        if np is None or not isinstance(rows[0], np.ndarray):
+            target = unit([sum(w * row[i] for row, w in parts) for i in range(len(rows[0]))])
+            return [sum(map(mul, target, vector)) for vector in rows]
+        target = sum(w * np.asarray(row, dtype=np.float64) for row, w in parts)
+        norm = float(np.linalg.norm(target))
+        if norm > 0:
+            target = target / norm
+        if version is None or self._matrix is None or self._matrix[0] != version:
+            matrix = np.stack(rows)
+            if version is not None:
+                self._matrix = (version, matrix)
+        else:
+            matrix = self._matrix[1]
+        return matrix @ target
 
     async def _embed(self, texts: list[str]) -> list[Vector]:
         try:
@@ -201,8 +241,34 @@ class EmbeddingIndex:
         return _checked(result, len(texts))
 
 
-def _checked(result: Any, count: int) -> list[Vector]:
-    """The embedder's answer as unit vectors, or EmbeddingError saying what is wrong with it."""
+def _as_tuple(row: Any) -> Vector:
+    return row if isinstance(row, tuple) else tuple(float(x) for x in row)
+
+
+def _checked(result: Any, count: int) -> list[Any]:
+    """The embedder's answer as unit vectors (numpy rows with numpy, else tuples), or
+    EmbeddingError saying what is wrong with it."""
+    np = numpy_or_none()
+    if np is not None:
+        try:
+            array = np.asarray(result, dtype=np.float64)
+        except (TypeError, ValueError):
+            array = None
+        if (
+            array is not None
+            and array.ndim == 2
+            and array.shape == (count, array.shape[1])
+            and array.shape[1] > 0
+            and np.isfinite(array).all()
+        ):
+            norms = np.linalg.norm(array, axis=1, keepdims=True)
+            return list(array / np.where(norms == 0, 1, norms))
+        # Not a clean matrix: the checks below say what is wrong with it.
+        return [np.asarray(v, dtype=np.float64) for v in _checked_rows(result, count)]
+    return _checked_rows(result, count)
+
+
+def _checked_rows(result: Any, count: int) -> list[Vector]:
     try:
         rows = list(result)
     except TypeError:
