@@ -78,16 +78,21 @@ class OpenAIEmbedder:
 
 
 def embedding_text(tool: PublishedTool) -> str:
-    """What is embedded of a tool: its name on its peer (as words), title, the peer's description
-    and the parameter names (at most `MAX_TEXT` characters); not the peer id, so the same tool of
-    two peers embeds alike."""
+    """What is embedded of a tool: its name on its peer (as words), title, the peer's description,
+    and its parameters' names with their descriptions (at most `MAX_TEXT` characters); not the
+    peer id, so the same tool of two peers embeds alike."""
     description, title = tool.origin
     properties = tool.parameters.get("properties")
-    names = ", ".join(str(p) for p in properties) if isinstance(properties, Mapping) else ""
+    parameters = []
+    for name, schema in properties.items() if isinstance(properties, Mapping) else ():
+        about = schema.get("description") if isinstance(schema, Mapping) else None
+        about = about.strip().rstrip(".") if isinstance(about, str) else ""
+        parameters.append(f"{name} ({about})" if about else str(name))
     parts = [" ".join(tokens(tool.tool)) or tool.tool, title or "", description or ""]
-    if names:
-        parts.append(f"Parameters: {names}")
-    text = ". ".join(p.strip() for p in parts if p and p.strip())
+    if parameters:
+        parts.append("Parameters: " + ", ".join(parameters))
+    # Each part ends in one full stop, whether or not it had one.
+    text = " ".join(f"{p.strip().rstrip('.')}." for p in parts if p and p.strip().rstrip("."))
     # Embedding models take a few thousand tokens at most; a tool's first lines say what it does.
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
@@ -200,31 +205,35 @@ class EmbeddingIndex:
     async def _similarities(
         self, queries: tuple[tuple[str, float], ...], tools: Sequence[PublishedTool], version: int | None
     ) -> Any:
-        rows = await self._tool_rows(tools)
-        if not rows:
-            return []
-        parts = [(await self._query_row(text), weight) for text, weight in queries]
-        for row, _ in parts:
-            if len(row) != len(rows[0]):
-                raise EmbeddingError(
-                    f"the embedder gave a query vector of length {len(row)} but tool vectors of length "
-                    f"{len(rows[0])}; an embedder must always return vectors of one length"
-                )
         np = numpy_or_none()
-        if np is None or not isinstance(rows[0], np.ndarray):
-            target = unit([sum(w * row[i] for row, w in parts) for i in range(len(rows[0]))])
-            return [sum(map(mul, target, vector)) for vector in rows]
-        target = sum(w * np.asarray(row, dtype=np.float64) for row, w in parts)
-        norm = float(np.linalg.norm(target))
-        if norm > 0:
-            target = target / norm
-        if version is None or self._matrix is None or self._matrix[0] != version:
-            matrix = np.stack(rows)
+        if version is not None and self._matrix is not None and self._matrix[0] == version:
+            matrix = self._matrix[1]  # this version's tools, their vectors looked up already
+        else:
+            rows = await self._tool_rows(tools)
+            if not rows:
+                return []
+            if np is None or not isinstance(rows[0], np.ndarray):
+                return await self._similarities_pure(queries, rows)
+            # float32: half the memory to read per query (the product is bound by it), and far
+            # more precision than ranking needs.
+            matrix = np.stack(rows).astype(np.float32)
             if version is not None:
                 self._matrix = (version, matrix)
-        else:
-            matrix = self._matrix[1]
-        return matrix @ target
+        parts = [(await self._query_row(text), weight) for text, weight in queries]
+        _check_lengths([row for row, _ in parts], matrix.shape[1])
+        target = sum(w * np.asarray(row, dtype=np.float64) for row, w in parts)
+        norm = float(np.linalg.norm(target))
+        target = (target / norm if norm > 0 else target).astype(np.float32)
+        # Not `matrix @ target`: BLAS spreads a product this small over threads that then spin,
+        # about ten times the CPU of numpy's own loop (vecdot, numpy 2; einsum before it).
+        vecdot = getattr(np, "vecdot", None)
+        return vecdot(matrix, target) if vecdot is not None else np.einsum("ij,j->i", matrix, target)
+
+    async def _similarities_pure(self, queries: tuple[tuple[str, float], ...], rows: list[Any]) -> list[float]:
+        parts = [(await self._query_row(text), weight) for text, weight in queries]
+        _check_lengths([row for row, _ in parts], len(rows[0]))
+        target = unit([sum(w * row[i] for row, w in parts) for i in range(len(rows[0]))])
+        return [sum(map(mul, target, vector)) for vector in rows]
 
     async def _embed(self, texts: list[str]) -> list[Vector]:
         try:
@@ -239,6 +248,15 @@ class EmbeddingIndex:
             ) from exc
         self.texts_embedded += len(texts)
         return _checked(result, len(texts))
+
+
+def _check_lengths(queries: list[Any], length: int) -> None:
+    for row in queries:
+        if len(row) != length:
+            raise EmbeddingError(
+                f"the embedder gave a query vector of length {len(row)} but tool vectors of length "
+                f"{length}; an embedder must always return vectors of one length"
+            )
 
 
 def _as_tuple(row: Any) -> Vector:

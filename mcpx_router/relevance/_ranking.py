@@ -12,7 +12,8 @@ by weight: each message is embedded once, so a turn embeds only its new one).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from .._answering import UNSET
@@ -35,6 +36,13 @@ def query_text(relevant_to: str | Iterable[Any] | None) -> str:
     if relevant_to is None or isinstance(relevant_to, str):
         return relevant_to or ""
     return conversation_text(relevant_to)
+
+
+def _pick(tools: Sequence[PublishedTool], order: list[int]) -> list[PublishedTool]:
+    """`tools` in `order` (itemgetter: a few times quicker than a comprehension over thousands)."""
+    if len(order) < 2:
+        return [tools[i] for i in order]
+    return list(itemgetter(*order)(tools))
 
 
 def query_parts(relevant_to: str | Iterable[Any] | None) -> tuple[tuple[str, float], ...]:
@@ -64,6 +72,7 @@ class Ranking:
         self._semantic_weight = semantic_weight
         self.max_tools = max_tools
         """The most tools one request carries (None: no limit)."""
+        self._shown: tuple[int, tuple[PublishedTool, ...]] | None = None
 
     def view(self, fmt: Format, relevant_to: str | Iterable[Any] | None, max_tools: Any) -> tuple[Any, ...]:
         """The tool list in `fmt`: by BM25, the most relevant `max_tools` (UNSET: the default)."""
@@ -83,29 +92,34 @@ class Ranking:
 
     def _lexical(self, parts: tuple[tuple[str, float], ...]) -> list[float]:
         """The BM25 score of each shown tool: of each part, summed by the parts' weights."""
-        if not parts:
-            return self._catalogue.scores("")
-        total = [0.0] * len(self._catalogue.shown_tools())
+        if len(parts) < 2:
+            return self._catalogue.scores(parts[0][0] if parts else "")
+        total = [0.0] * len(self._shown_tools())
         for text, weight in parts:
             total = [t + weight * s for t, s in zip(total, self._catalogue.scores(text), strict=True)]
         return total
 
     async def rank_tools(self, relevant_to: str | Iterable[Any] | None) -> list[tuple[PublishedTool, float]]:
         """Every shown tool with its relevance score, most relevant first (see the adapter's `rank_tools`)."""
-        tools = self._catalogue.shown_tools()
+        tools, order, scores = await self._ranked(relevant_to)
+        return list(zip(_pick(tools, order), scores, strict=True))
+
+    async def _ranked(self, relevant_to: str | Iterable[Any] | None) -> tuple[tuple[PublishedTool, ...], list[int], list[float]]:
+        """The shown tools, their indices most relevant first, and the scores in that order."""
+        tools = self._shown_tools()
         parts = query_parts(relevant_to)
         lexical = self._lexical(parts)
         if self._embeddings is None or not tools or not parts:
             order = sorted(range(len(tools)), key=lambda i: -lexical[i])
-            return [(tools[i], lexical[i]) for i in order]
+            return tools, order, [lexical[i] for i in order]
         semantic = await self._embeddings.similarity_scores(parts, tools, version=self._catalogue.version)
         scores = fuse(lexical, semantic, self._semantic_weight)
         np = numpy_or_none()
         if np is not None and isinstance(scores, np.ndarray):
             ranked = np.argsort(-scores, kind="stable")
-            return [(tools[i], float(scores[i])) for i in ranked.tolist()]
+            return tools, ranked.tolist(), scores[ranked].tolist()
         order = sorted(range(len(tools)), key=lambda i: -scores[i])
-        return [(tools[i], float(scores[i])) for i in order]
+        return tools, order, [float(scores[i]) for i in order]
 
     async def select_tools(
         self,
@@ -124,9 +138,15 @@ class Ranking:
         view = self._catalogue.view(fmt)
         if limit is None or len(view) <= limit or not query_parts(relevant_to):
             return self.view(fmt, relevant_to, limit)
-        position = {id(tool): i for i, tool in enumerate(self._catalogue.shown_tools())}
-        ranked = await self.rank_tools(relevant_to)
-        return tuple(view[i] for i in sorted(position[id(tool)] for tool, _ in ranked[:limit]))
+        _, order, _ = await self._ranked(relevant_to)  # the shown tools are the view's, in its order
+        return tuple(view[i] for i in sorted(order[:limit]))
+
+    def _shown_tools(self) -> tuple[PublishedTool, ...]:
+        """The catalogue's `shown_tools`, made once per catalogue version."""
+        version = self._catalogue.version
+        if self._shown is None or self._shown[0] != version:
+            self._shown = (version, self._catalogue.shown_tools())
+        return self._shown[1]
 
     async def suggest_groups(self, *, min_score: float = 0.5) -> list[GroupSuggestion]:
         """Groups of equivalent tools by embedding similarity (see the adapter's `suggest_groups`)."""

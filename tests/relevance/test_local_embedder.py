@@ -76,7 +76,7 @@ async def test_the_adapter_ranks_with_it_in_one_argument(minilm: LocalEmbedder) 
     rec.tool("git_log", TEXT, description="Shows the commit logs.")
     async with connected(p=rec) as clients, OpenAIPeerToolAdapter(embedder=counting) as adapter:
         await adapter.add_peer("p", clients["p"])
-        ranked = await adapter.rank_tools("Open my notes document and show what it says")
+        ranked = await adapter.rank_tools("Load the notes document and give me what it contains")
         assert ranked[0][0].name == "p__read_text_file"
         assert sum(len(c) for c in calls) == 4  # three tools, one query
         # A refresh with the same definitions embeds nothing; a changed one embeds only itself.
@@ -86,7 +86,7 @@ async def test_the_adapter_ranks_with_it_in_one_argument(minilm: LocalEmbedder) 
         rec.tools[2] = mt.Tool(name="git_log", description="Show the history of commits.", input_schema=TEXT)
         assert await adapter.refresh_peer("p")
         ranked = await adapter.rank_tools("what hour is it in Lima?")  # the query's vector is kept
-        assert calls[-1] == ["git log. Show the history of commits. Parameters: text"]
+        assert calls[-1] == ["git log. Show the history of commits. Parameters: text."]
         assert ranked[0][0].name == "p__get_current_time"
 
 
