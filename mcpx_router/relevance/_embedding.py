@@ -185,7 +185,11 @@ class EmbeddingIndex:
         return [float(x) for x in await self.similarity_scores([(query, 1.0)], tools, version=version)]
 
     async def similarity_scores(
-        self, queries: Sequence[tuple[str, float]], tools: Sequence[PublishedTool], *, version: int | None = None
+        self,
+        queries: Sequence[tuple[str, float]],
+        tools: Sequence[PublishedTool],
+        *,
+        version: int | None = None,
     ) -> Any:
         """The cosine similarity to each tool of the weighted sum of the `(text, weight)` queries'
         vectors, scaled to unit length: a numpy array with numpy, else a list.
@@ -229,7 +233,9 @@ class EmbeddingIndex:
         vecdot = getattr(np, "vecdot", None)
         return vecdot(matrix, target) if vecdot is not None else np.einsum("ij,j->i", matrix, target)
 
-    async def _similarities_pure(self, queries: tuple[tuple[str, float], ...], rows: list[Any]) -> list[float]:
+    async def _similarities_pure(
+        self, queries: tuple[tuple[str, float], ...], rows: list[Any]
+    ) -> list[float]:
         parts = [(await self._query_row(text), weight) for text, weight in queries]
         _check_lengths([row for row, _ in parts], len(rows[0]))
         target = unit([sum(w * row[i] for row, w in parts) for i in range(len(rows[0]))])

@@ -67,7 +67,9 @@ def reciprocal_rank(lexical: Sequence[float], semantic: Any, weight: float, k: i
     ranks from 1; no lexical term for a tool whose BM25 score is 0 (no word in common)."""
     np = numpy_or_none()
     if np is None:
-        low = [(1 - weight) / (k + r) if s > 0 else 0.0 for s, r in zip(lexical, _ranks(lexical), strict=True)]
+        low = [
+            (1 - weight) / (k + r) if s > 0 else 0.0 for s, r in zip(lexical, _ranks(lexical), strict=True)
+        ]
         high = [weight / (k + r) for r in _ranks(semantic)]
         return [a + b for a, b in zip(low, high, strict=True)]
     lex = _finite(np, lexical)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +55,13 @@ class LocalEmbedder:
             the kinds above.
     """
 
-    def __init__(self, model: str | os.PathLike[str] = DEFAULT_LOCAL_MODEL, *, batch_size: int = 32,
-                 max_tokens: int = 256) -> None:
+    def __init__(
+        self,
+        model: str | os.PathLike[str] = DEFAULT_LOCAL_MODEL,
+        *,
+        batch_size: int = 32,
+        max_tokens: int = 256,
+    ) -> None:
         for what, value in (("batch_size", batch_size), ("max_tokens", max_tokens)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise UsageError(f"{what} must be a positive integer, not {value!r}")
@@ -66,7 +70,8 @@ class LocalEmbedder:
             import tokenizers  # noqa: F401
         except ImportError as exc:
             raise UsageError(
-                f"LocalEmbedder needs the local-embeddings extra: pip install 'mcpx-router[local-embeddings]' ({exc})"
+                "LocalEmbedder needs the local-embeddings extra: "
+                f"pip install 'mcpx-router[local-embeddings]' ({exc})"
             ) from None
         self.path = _resolve(model)
         """The folder the model was read from."""
@@ -104,7 +109,12 @@ def _resolve(model: str | os.PathLike[str]) -> Path:
     if path.is_dir():
         return path
     text = str(model)
-    if isinstance(model, os.PathLike) or path.exists() or text.startswith(("/", ".", "~")) or text.count("/") != 1:
+    if (
+        isinstance(model, os.PathLike)
+        or path.exists()
+        or text.startswith(("/", ".", "~"))
+        or text.count("/") != 1
+    ):
         raise UsageError(
             f"no model folder at {str(path)!r}: give a folder holding model.safetensors and "
             "tokenizer.json, or a model name such as 'sentence-transformers/all-MiniLM-L6-v2'"
@@ -112,7 +122,9 @@ def _resolve(model: str | os.PathLike[str]) -> Path:
     try:
         from huggingface_hub import snapshot_download
     except ImportError:  # pragma: no cover - tokenizers depends on it
-        raise UsageError("loading a model by name needs huggingface_hub (pip install huggingface_hub)") from None
+        raise UsageError(
+            "loading a model by name needs huggingface_hub (pip install huggingface_hub)"
+        ) from None
     try:
         return Path(snapshot_download(text, allow_patterns=_FILES))
     except Exception as exc:
@@ -132,7 +144,7 @@ def _load(path: Path, max_tokens: int) -> Any:
 
     with safe_open(str(weights), framework="numpy") as handle:
         keys = set(handle.keys())
-    if keys == {"embeddings"} or "embeddings" in keys and len(keys) <= 3:
+    if keys == {"embeddings"} or ("embeddings" in keys and len(keys) <= 3):
         return _Static(path)
     if any(k.endswith("encoder.layer.0.attention.self.query.weight") for k in keys):
         return _Bert(path, max_tokens)
@@ -169,12 +181,19 @@ class _Bert:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
         pooling_file = path / "1_Pooling" / "config.json"
         pooling = json.loads(pooling_file.read_text(encoding="utf-8")) if pooling_file.is_file() else {}
-        self._cls = bool(pooling.get("pooling_mode_cls_token")) and not pooling.get("pooling_mode_mean_tokens")
+        self._cls = bool(pooling.get("pooling_mode_cls_token")) and not pooling.get(
+            "pooling_mode_mean_tokens"
+        )
         raw = load_file(str(path / "model.safetensors"))
         prefix = "bert." if any(k.startswith("bert.") for k in raw) else ""
         self._w = {k[len(prefix) :]: v.astype(np.float32) for k, v in raw.items() if k.startswith(prefix)}
-        for name in [k for k in self._w if k.startswith("encoder.") and k.endswith("dense.weight")
-                     or k.endswith(("query.weight", "key.weight", "value.weight"))]:
+        for name in [
+            k
+            for k in self._w
+            if (k.startswith("encoder.")
+            and k.endswith("dense.weight"))
+            or k.endswith(("query.weight", "key.weight", "value.weight"))
+        ]:
             self._w[name] = np.ascontiguousarray(self._w[name].T)  # x @ w: one BLAS call, no copy
         self._heads = int(config["num_attention_heads"])
         self._layers = int(config["num_hidden_layers"])
@@ -240,8 +259,9 @@ class _Bert:
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             scores /= scores.sum(-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, width, self.dimensions)
-            x = self._norm(x + self._linear(context, f"{at}.attention.output.dense"),
-                           f"{at}.attention.output.LayerNorm")
+            x = self._norm(
+                x + self._linear(context, f"{at}.attention.output.dense"), f"{at}.attention.output.LayerNorm"
+            )
             hidden = _gelu(self._linear(x, f"{at}.intermediate.dense"))
             x = self._norm(x + self._linear(hidden, f"{at}.output.dense"), f"{at}.output.LayerNorm")
         if self._cls:
@@ -263,8 +283,28 @@ def _erf(x: Any, np: Any) -> Any:
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.5 * a)
     y = 1.0 - t * np.exp(
-        -a * a - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (
-            0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+        -a * a
+        - 1.26551223
+        + t
+        * (
+            1.00002368
+            + t
+            * (
+                0.37409196
+                + t
+                * (
+                    0.09678418
+                    + t
+                    * (
+                        -0.18628806
+                        + t
+                        * (
+                            0.27886807
+                            + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
+                        )
+                    )
+                )
+            )
+        )
     )
     return sign * y
-

@@ -104,7 +104,9 @@ class Ranking:
         tools, order, scores = await self._ranked(relevant_to)
         return list(zip(_pick(tools, order), scores, strict=True))
 
-    async def _ranked(self, relevant_to: str | Iterable[Any] | None) -> tuple[tuple[PublishedTool, ...], list[int], list[float]]:
+    async def _ranked(
+        self, relevant_to: str | Iterable[Any] | None
+    ) -> tuple[tuple[PublishedTool, ...], list[int], list[float]]:
         """The shown tools, their indices most relevant first, and the scores in that order."""
         tools = self._shown_tools()
         parts = query_parts(relevant_to)

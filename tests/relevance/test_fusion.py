@@ -42,7 +42,9 @@ def without_numpy() -> Iterator[None]:
         _fusion._NUMPY[:] = saved
 
 
-def both(method: Fusion, lexical: list[float], semantic: list[float], weight: float) -> tuple[list[float], list[float]]:
+def both(
+    method: Fusion, lexical: list[float], semantic: list[float], weight: float
+) -> tuple[list[float], list[float]]:
     """The fused scores computed with numpy and in pure Python."""
     with_numpy = [float(x) for x in fuse(lexical, np.asarray(semantic), weight, method)]
     saved = list(_fusion._NUMPY)
@@ -56,7 +58,9 @@ def both(method: Fusion, lexical: list[float], semantic: list[float], weight: fl
 
 @pytest.mark.parametrize("method", FUSIONS)
 @given(data=evidence(), weight=weights)
-def test_numpy_and_pure_python_agree(method: Fusion, data: tuple[list[float], list[float]], weight: float) -> None:
+def test_numpy_and_pure_python_agree(
+    method: Fusion, data: tuple[list[float], list[float]], weight: float
+) -> None:
     with_numpy, pure = both(method, *data, weight)
     assert with_numpy == pytest.approx(pure, abs=1e-12)
 
@@ -83,7 +87,9 @@ def test_the_order_of_the_tools_does_not_matter(
     order = list(range(len(lexical)))
     seed.shuffle(order)  # type: ignore[attr-defined]
     fused = [float(x) for x in fuse(lexical, semantic, weight, method)]
-    shuffled = [float(x) for x in fuse([lexical[i] for i in order], [semantic[i] for i in order], weight, method)]
+    shuffled = [
+        float(x) for x in fuse([lexical[i] for i in order], [semantic[i] for i in order], weight, method)
+    ]
     assert shuffled == pytest.approx([fused[i] for i in order], abs=1e-12)
 
 

