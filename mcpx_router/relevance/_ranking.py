@@ -25,17 +25,10 @@ from ..model._similar import GroupSuggestion, suggest_groups
 from ._embedding import EmbeddingIndex
 from ._fusion import fuse, numpy_or_none
 
-__all__ = ["TURN_WEIGHTS", "Ranking", "query_parts", "query_text"]
+__all__ = ["TURN_WEIGHTS", "Ranking", "query_parts"]
 
 TURN_WEIGHTS = (1.0, 0.5, 0.25)
 """The weight of the latest user message, the one before, and the one before that."""
-
-
-def query_text(relevant_to: str | Iterable[Any] | None) -> str:
-    """The query in `relevant_to`: itself when it is text, else the last user messages' text."""
-    if relevant_to is None or isinstance(relevant_to, str):
-        return relevant_to or ""
-    return conversation_text(relevant_to)
 
 
 def _pick(tools: Sequence[PublishedTool], order: list[int]) -> list[PublishedTool]:

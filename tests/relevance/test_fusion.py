@@ -13,8 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcpx_router import OpenAIPeerToolAdapter
 from mcpx_router.relevance import _fusion
 from mcpx_router.relevance._fusion import FUSIONS, Fusion, blend, fuse, reciprocal_rank
+from mcpx_router.testing import HashingEmbedder
+
+from ..support._model_peers import RecordingPeer, connected
 
 np = pytest.importorskip("numpy")
 
@@ -22,6 +26,7 @@ np = pytest.importorskip("numpy")
 score = st.integers(min_value=0, max_value=5000).map(lambda i: i / 100)
 similarity = st.integers(min_value=-1000, max_value=1000).map(lambda i: i / 1000)
 weights = st.floats(min_value=0, max_value=1)
+TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}
 
 
 @st.composite
@@ -125,3 +130,28 @@ def test_lists_of_different_lengths_or_an_unknown_way_are_refused() -> None:
         fuse([1.0, 2.0], [1.0], 0.5)
     with pytest.raises(ValueError, match="unknown fusion 'max'"):
         fuse([1.0], [1.0], 0.5, "max")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_the_adapter_ranks_alike_with_numpy_and_without() -> None:
+    rec = RecordingPeer("p")
+    for i, words in enumerate(
+        ["read a text file", "get the current time", "git commit log", "fetch a web page"]
+    ):
+        rec.tool(f"tool{i}", TEXT, description=f"{words.capitalize()}.")
+    chat = [{"role": "user", "content": "show the log"}, {"role": "user", "content": "what time is it"}]
+    ranked = {}
+    for label, module in (("numpy", np), ("pure", None)):
+        saved = list(_fusion._NUMPY)
+        _fusion._NUMPY[:] = [module]
+        try:
+            async with (
+                connected(p=rec) as clients,
+                OpenAIPeerToolAdapter(embedder=HashingEmbedder()) as adapter,
+            ):
+                await adapter.add_peer("p", clients["p"])
+                ranked[label] = [(tool.name, score) for tool, score in await adapter.rank_tools(chat)]
+        finally:
+            _fusion._NUMPY[:] = saved
+    assert [name for name, _ in ranked["numpy"]] == [name for name, _ in ranked["pure"]]
+    assert [s for _, s in ranked["numpy"]] == pytest.approx([s for _, s in ranked["pure"]], abs=1e-6)
