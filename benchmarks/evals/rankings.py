@@ -112,10 +112,18 @@ def _rank(scores: Any, intended: Any) -> int | None:
 
 
 async def ranks_by_ranking(
-    size: int, requests: Sequence[Request], embedder: Embedder | None, *, seed: int = 7
+    size: int,
+    requests: Sequence[Request],
+    embedder: Embedder | None,
+    *,
+    seed: int = 7,
+    catalogue: Callable[[int], Catalogue] | None = None,
 ) -> dict[str, list[int | None]]:
-    """For each ranking (those needing an embedder only with one), each request's intended rank."""
-    if size < 63:
+    """For each ranking (those needing an embedder only with one), each request's intended rank;
+    in the evaluation's catalogues, or in `catalogue(size)` when given."""
+    if catalogue is not None:
+        evidence = await _evidence(catalogue(size), requests, embedder)
+    elif size < 63:
         evidence = []
         for request in requests:
             evidence += await _evidence(small_catalogue(request.tool, request.id, size), [request], embedder)
