@@ -210,8 +210,9 @@ class EmbeddingIndex:
         self, queries: tuple[tuple[str, float], ...], tools: Sequence[PublishedTool], version: int | None
     ) -> Any:
         np = numpy_or_none()
-        if version is not None and self._matrix is not None and self._matrix[0] == version:
-            matrix = self._matrix[1]  # this version's tools, their vectors looked up already
+        kept = self._matrix
+        if version is not None and kept is not None and kept[0] == version and len(kept[1]) == len(tools):
+            matrix = kept[1]  # this version's tools, their vectors looked up already
         else:
             rows = await self._tool_rows(tools)
             if not rows:
