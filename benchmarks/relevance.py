@@ -87,7 +87,9 @@ async def run(use_minilm: bool) -> list[tuple[str, str, dict[int, float]]]:
         ("hybrid 0.75: BM25 + hashed n-grams", HashingEmbedder(), 0.75),
     ]
     if use_minilm:
-        model = minilm_embedder()
+        from .evals.rankings import MemoEmbedder
+
+        model: Embedder = MemoEmbedder(minilm_embedder())  # each text embedded once for all rows
         rankers += [
             ("all-MiniLM-L6-v2 alone", model, 1.0),
             ("hybrid 0.5: BM25 + all-MiniLM-L6-v2", model, 0.5),
