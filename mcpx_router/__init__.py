@@ -66,6 +66,7 @@ from .peers._router import PeerStatus, Router
 from .peers._sampling import OpenAISampler
 from .peers._topic_peers import TopicMembership
 from .relevance._embedding import Embedder, OpenAIEmbedder
+from .relevance._local import LocalEmbedder
 from .relevance._tool_search import ToolSearch
 
 __all__ = [
@@ -92,6 +93,7 @@ __all__ = [
     "InProcessPeer",
     "InvalidPeerIdError",
     "LastFailure",
+    "LocalEmbedder",
     "MemberState",
     "MemoryTokenStore",
     "NameTable",

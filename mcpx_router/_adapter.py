@@ -107,14 +107,16 @@ class OpenAIPeerToolAdapter:
         json_string_params: Offer object and array parameters as JSON strings (with an example
             in the description) for models that fumble nested schemas; they are decoded before
             the call.
-        embedder: Texts in, vectors out (`OpenAIEmbedder`, or any callable): `select_tools`
-            and `rank_tools` then blend embedding similarity into the ranking, and
+        embedder: Texts in, vectors out (`LocalEmbedder()` on this machine, `OpenAIEmbedder`, or
+            any callable): `select_tools` and `rank_tools` then blend embedding similarity into
+            the ranking, and
             `suggest_groups` proposes groups of equivalent tools. None: lexical ranking only.
         stemmer: The language whose Snowball stemmer the lexical ranking compares words with
             ("commits" finds "commit"; "german", "spanish", ... as `snowballstemmer` names them),
             or None: words as they are.
-        semantic_weight: The share of embedding similarity in the blended score (0 to 1; 0.75
-            ranked best with a sentence-embedding model on the labelled set of docs/many-peers.md).
+        semantic_weight: The share of embedding similarity in the blended score (0 to 1; 0.5
+            put the right tool among the first 8 of 5,000 most often with all-MiniLM-L6-v2 on
+            the labelled requests of docs/evals.md).
         on_event: Called with groups forming, changing and splitting, calls failing over to
             another member, and (with statistics) every call that finished.
         options: Groups of equivalent tools, statistics (see `GroupOptions`, docs/many-peers.md).
@@ -132,7 +134,7 @@ class OpenAIPeerToolAdapter:
         strict: bool | None = False,
         json_string_params: bool = False,
         embedder: Embedder | None = None,
-        semantic_weight: float = 0.75,
+        semantic_weight: float = 0.5,
         stemmer: str | None = DEFAULT_LANGUAGE,
         on_event: Callable[[AdapterEvent], object] | None = None,
         **options: Unpack[GroupOptions],

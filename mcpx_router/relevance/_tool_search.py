@@ -31,7 +31,6 @@ from ..model._budget import terms, tokens
 from ..model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
 from ..model._schema import chat_tool, legacy_function, responses_tool
 from ..model._search_hints import SUGGESTED, hint, hinted, meaningful, query_of
-from ._ranking import query_text
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionAssistantMessageParam, ChatCompletionFunctionToolParam
@@ -303,7 +302,8 @@ class ToolSearch:
             room = min(room, self._offered)
         chosen = set(keep)
         if room:
-            for tool, _ in await self._adapter.rank_tools(query_text(relevant_to)):
+            # The conversation itself: ranked as the budget ranks it, toward its latest message.
+            for tool, _ in await self._adapter.rank_tools(relevant_to):
                 if len(chosen) >= len(keep) + room:
                     break
                 if tool.name not in chosen and tool.name not in loaded and tool.name != self.name:

