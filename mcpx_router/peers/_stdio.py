@@ -1,0 +1,142 @@
+"""The stdio transport of the Router's peers: the `mcp` SDK's process handling, our own reading.
+
+The server is started, stopped and drained as the SDK's `stdio_client` does (its own helpers,
+so the shutdown order of the MCP specification is kept), and messages reach the SDK's
+`ClientSession` through a pair of memory object streams, as from any transport. What differs is
+how lines are read: bytes are split at newlines as they arrive (time linear in a line's size,
+where the SDK's reader joins its whole buffer with every chunk), a line of more than a mebibyte
+is parsed in a worker thread in short steps (`_lines.parse_large`), and every line is checked by
+an `Exchange` before the session sees it, so that an answer the SDK would drop is answered at
+once and one unreadable entry of a listing costs only that entry.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+import mcp
+import mcp_types as mt
+from mcp.client import stdio as _sdk
+from mcp.shared.message import SessionMessage
+
+from ._answers import Exchange
+from ._lines import SMALL, parse, parse_large
+
+__all__ = ["stdio_transport"]
+
+
+@asynccontextmanager
+async def stdio_transport(server: mcp.StdioServerParameters, exchange: Exchange) -> AsyncIterator[Any]:
+    """Start `server` and yield its (read, write) streams; stop it on exit as the SDK does."""
+    command = await _sdk._get_executable_command(server.command)
+    process = await _sdk._create_platform_compatible_process(
+        command=command,
+        args=server.args,
+        env=_sdk.get_default_environment() | (server.env or {}),
+        errlog=sys.__stderr__ or sys.stderr,  # the process's own, as the SDK's default is
+        cwd=server.cwd,
+    )
+    # No awaits until the task group is entered, or a cancellation in the gap would leak the process.
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    shutting_down = False
+    writer_done = anyio.Event()
+
+    async def read() -> None:
+        assert process.stdout is not None
+        try:
+            async with read_writer:
+                try:
+                    await _read_lines(process.stdout, read_writer, exchange)
+                finally:
+                    await _sdk._drain_stdout(process)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+            if not shutting_down:
+                _sdk.logger.debug("reading from a stdio server's stdout failed", exc_info=True)
+
+    async def write() -> None:
+        assert process.stdin is not None
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    exchange.outgoing(message)
+                    text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((text + "\n").encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()  # the session sees the connection end
+        finally:
+            writer_done.set()
+
+    async def shutdown() -> None:
+        read_stream.close()
+        write_stream.close()
+        with anyio.move_on_after(_sdk._WRITER_FLUSH_TIMEOUT):
+            await writer_done.wait()
+        await _sdk._stop_server_process(process)
+        await _sdk._aclose_all(read_stream, write_stream, read_writer, write_reader)
+        await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read)
+        tg.start_soon(write)
+        try:
+            yield read_stream, write_stream
+        finally:
+            shutting_down = True
+            with anyio.CancelScope(shield=True):
+                await shutdown()
+            tg.cancel_scope.cancel()
+    await anyio.lowlevel.cancel_shielded_checkpoint()
+
+
+async def _read_lines(stdout: Any, out: Any, exchange: Exchange) -> None:
+    """Split what `stdout` gives at newlines, hand each line's message on; until end of stream."""
+    pending: list[bytes] = []
+    async for chunk in stdout:
+        if b"\n" not in chunk:
+            pending.append(chunk)
+            continue
+        lines = chunk.split(b"\n")
+        pending.append(lines[0])
+        lines[0] = b"".join(pending)
+        rest = lines.pop()
+        pending = [rest] if rest else []
+        for line in lines:
+            item = await _message(line, exchange)
+            if item is not None:
+                await out.send(item)
+
+
+async def _message(line: bytes, exchange: Exchange) -> SessionMessage | Exception | None:
+    """What one line hands on: a message, an error before the handshake (the join fails at once
+    with it), or None for a line that answers nothing."""
+    try:
+        if len(line) <= SMALL:
+            value, cut = parse(line)
+        else:
+            value, cut = await anyio.to_thread.run_sync(parse_large, line)
+    except (ValueError, RecursionError) as exc:
+        if not exchange.answered:
+            return _sdk_error(line)
+        return exchange.unreadable(line, exc)
+    if not exchange.answered:
+        try:
+            mt.jsonrpc_message_adapter.validate_python(value, by_name=False)
+        except ValueError:
+            return _sdk_error(line)
+    return exchange.incoming(value, cut, line)
+
+
+def _sdk_error(line: bytes) -> Exception:
+    """The error the SDK's reader gives for a line that is not JSON-RPC (its message names the line)."""
+    try:
+        mt.jsonrpc_message_adapter.validate_json(line.decode("utf-8", "replace"), by_name=False)
+    except ValueError as exc:
+        return exc
+    return ValueError("not a JSON-RPC message")
