@@ -5,7 +5,8 @@ a result of one 50 MB line, and one of 200,000 content blocks) and two ordinary 
 one large call runs, the two others are called one after another without pause, and a
 `LagProbe` samples how late the event loop wakes up. For each large answer and each round it
 reports how long the large call took, the worst latency of the other peers' calls, and the
-loop's worst stall. Targets: the 50 MB answer in at most 1 s; other calls and stalls at most
+loop's worst stall; a baseline round with a small answer instead shows what the machine's own
+load costs. Targets: the 50 MB answer in at most 1 s; other calls and stalls at most
 50 ms. The machine's load average is printed with the figures: they are wall-clock times.
 """
 
@@ -25,7 +26,11 @@ from mcpx_router import Router, StdioPeer
 from ._lag import LagProbe
 
 SERVER = Path(__file__).parent.parent / "tests" / "support" / "hostile_stdio_server.py"
-CASES = {"50 MB in one line": "h__huge", "200,000 content blocks": "h__blocks"}
+CASES = {
+    "none (baseline: a small answer)": "h__ok",
+    "50 MB in one line": "h__huge",
+    "200,000 content blocks": "h__blocks",
+}
 
 
 async def _round(router: Router, tool: str) -> tuple[float, float, float, str]:

@@ -96,8 +96,16 @@ class Exchange:
             if isinstance(request, int | str):
                 self._waiting.pop(_key(request), None)
 
-    def incoming(self, value: Any, cut: bool, line: bytes) -> SessionMessage | None:
-        """The message to hand on for a parsed line, or None for a line that answers nothing."""
+    def awaits(self, line: bytes, method: str) -> bool:
+        """Whether `line` looks like the answer to a waiting `method` request (by its id)."""
+        head = line[:_HEAD]
+        found = _ID.search(head) if b'"method"' not in head else None
+        return found is not None and self._waiting.get(_key(json.loads(found.group(1)))) == method
+
+    def incoming(self, value: Any, cut: bool, line: bytes, left_out: int = 0) -> SessionMessage | None:
+        """The message to hand on for a parsed line, or None for a line that answers nothing.
+
+        `left_out` content blocks of a tool result were dropped as the line was read."""
         try:
             message = mt.jsonrpc_message_adapter.validate_python(value, by_name=False)
         except pydantic.ValidationError:
@@ -113,7 +121,7 @@ class Exchange:
         if isinstance(message, mt.JSONRPCResponse | mt.JSONRPCError) and message.id is not None:
             method = self._waiting.pop(_key(message.id), None)
             if isinstance(message, mt.JSONRPCResponse) and method is not None:
-                return self._answer(message, method, cut)
+                return self._answer(message, method, cut, left_out)
         return SessionMessage(message)
 
     def unreadable(self, line: bytes, error: Exception) -> SessionMessage | None:
@@ -128,7 +136,7 @@ class Exchange:
         self.strays.count("a line that is not JSON", line)
         return None
 
-    def _answer(self, message: mt.JSONRPCResponse, method: str, cut: bool) -> SessionMessage:
+    def _answer(self, message: mt.JSONRPCResponse, method: str, cut: bool, left_out: int) -> SessionMessage:
         result = message.result
         if method == "initialize" and isinstance(result.get("protocolVersion"), str):
             self.version = result["protocolVersion"]
@@ -138,8 +146,8 @@ class Exchange:
             return self._unusable(message.id, _why(result, cut), method)
         if method == "tools/call":
             content = result.get("content")
-            if isinstance(content, list) and len(content) > MAX_BLOCKS:
-                left_out = len(content) - MAX_BLOCKS
+            if isinstance(content, list) and (left_out or len(content) > MAX_BLOCKS):
+                left_out += max(0, len(content) - MAX_BLOCKS)
                 note = {"type": "text", "text": f"[{left_out:,} earlier content blocks left out]"}
                 kept = {**result, "content": [note, *content[-MAX_BLOCKS:]]}
                 return SessionMessage(message.model_copy(update={"result": kept}))

@@ -4,10 +4,10 @@
 A line up to `SMALL` bytes is parsed at once by pydantic's parser (what the `mcp` SDK uses), which
 gives up beyond `MAX_DEPTH` levels of nesting; such a line is parsed again by `_Walker`, which
 keeps the first `MAX_DEPTH` levels and puts `TOO_DEEP` where deeper values were. A larger line is
-parsed in a worker thread (`parse_large`), in steps of at most a few milliseconds each, since a
-thread running one long call into C keeps the loop's thread from running for that long: string
-literals of `LONG_STRING` bytes or more are cut out of the text and decoded a slice at a time,
-and the rest is read by `_Walker`, which hands each value below its top levels to `json`'s
+parsed in steps (`parse_stepwise`), the event loop taking a turn every `STEP` seconds: one long
+call into C would hold the loop (and, in a worker thread, the interpreter's lock) for as long.
+String literals of `LONG_STRING` bytes or more are cut out of the text and decoded a slice at a
+time, and the rest is read by `_Walker`, which hands each value below its top levels to `json`'s
 scanner, one small call each.
 """
 
@@ -16,13 +16,19 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import time
+from collections import deque
+from collections.abc import Generator
 from json.decoder import JSONDecodeError, scanstring
 from json.scanner import make_scanner
-from typing import Any, Final
+from typing import Any, Final, TypeAlias, TypeVar
 
+import anyio.lowlevel
 import pydantic_core
 
-__all__ = ["MAX_DEPTH", "SMALL", "TOO_DEEP", "TooDeep", "parse", "parse_large"]
+__all__ = ["MAX_DEPTH", "SMALL", "TOO_DEEP", "TooDeep", "parse", "parse_large", "parse_stepwise"]
+
+_T = TypeVar("_T")
 
 MAX_DEPTH: Final = 200
 """Levels of nesting kept: as deep as the `mcp` SDK's own parser reads."""
@@ -30,7 +36,9 @@ SMALL: Final = 1 << 20
 """Lines up to this many bytes are parsed on the event loop's thread, in one step."""
 LONG_STRING: Final = 1 << 18
 """A string literal this long (in bytes) in a large line is decoded a slice at a time."""
-_SLICE: Final = 1 << 20
+_SLICE: Final = 1 << 18
+STEP: Final = 0.002
+"""Seconds of work `parse_stepwise` does before the event loop gets a turn."""
 _SHALLOW: Final = 3
 """Levels of a large line read step by step; deeper values are read by `json`'s C scanner."""
 
@@ -67,28 +75,64 @@ def parse(line: bytes) -> tuple[Any, bool]:
             if text != line.decode("utf-8", "surrogateescape"):  # not UTF-8: read it as replaced
                 return parse(text.encode())
             raise
-    return _Walker(line.decode("utf-8", "replace"), shallow=MAX_DEPTH).document()
+    return _finish(_Walker(line.decode("utf-8", "replace"), shallow=MAX_DEPTH).document())
 
 
-def parse_large(line: bytes) -> tuple[Any, bool]:
-    """`parse` for a large line, in steps short enough to run in a worker thread beside the loop."""
-    text = line.decode("utf-8", "replace") if len(line) <= 4 * _SLICE else _decode(line)
+def parse_large(line: bytes, keep_last: int | None = None) -> tuple[Any, bool, int]:
+    """`parse` for a large line, all its steps at once (`parse_stepwise` runs them on the loop)."""
+    return _finish(_large(line, keep_last))
+
+
+async def parse_stepwise(line: bytes, keep_last: int | None = None) -> tuple[Any, bool, int]:
+    """`parse` for a large line, giving the event loop a turn every `STEP` seconds of work.
+
+    With `keep_last`, a message's `result.content` array keeps only its last `keep_last` items
+    (the others are read and dropped as they come); the third value says how many were left out.
+    """
+    steps = _large(line, keep_last)
+    deadline = time.perf_counter() + STEP
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            result: tuple[Any, bool, int] = done.value
+            return result
+        if time.perf_counter() >= deadline:
+            await anyio.lowlevel.checkpoint()
+            deadline = time.perf_counter() + STEP
+
+
+Steps: TypeAlias = Generator[None, None, _T]
+"""Work done in steps: each `yield` is a place where the loop may take a turn."""
+
+
+def _finish(steps: Steps[_T]) -> _T:
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            result: _T = done.value
+            return result
+
+
+def _large(line: bytes, keep_last: int | None) -> Steps[tuple[Any, bool, int]]:
+    text = line.decode("utf-8", "replace") if len(line) <= 4 * _SLICE else (yield from _decode(line))
     token = f"\x00mcpx-router-{secrets.token_hex(8)}-"
     kept: dict[str, str] = {}
     try:
-        reduced = _cut_long_strings(text, token, kept)
-        walker = _Walker(reduced, shallow=_SHALLOW, strings=kept)
-        value = walker.document()
+        reduced = yield from _cut_long_strings(text, token, kept)
+        walker = _Walker(reduced, shallow=_SHALLOW, strings=kept, keep_last=keep_last)
+        value, cut = yield from walker.document()
         if walker.used == len(kept):
-            return value
+            return value, cut, walker.left_out
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         pass
     # Not JSON, or a run without quotes that was no string after all (each string cut out must
     # come back as one whole string): read the line in one step, which says what is wrong.
-    return parse(line)
+    return (*parse(line), 0)
 
 
-def _decode(line: bytes) -> str:
+def _decode(line: bytes) -> Steps[str]:
     """`line` as text, a slice at a time (a slice never ends inside a UTF-8 sequence)."""
     parts: list[str] = []
     start = 0
@@ -98,10 +142,11 @@ def _decode(line: bytes) -> str:
             end += 1  # a slice ends after a whole UTF-8 sequence
         parts.append(line[start:end].decode("utf-8", "replace"))
         start = end
+        yield
     return "".join(parts)
 
 
-def _cut_long_strings(text: str, token: str, kept: dict[str, str]) -> str:
+def _cut_long_strings(text: str, token: str, kept: dict[str, str]) -> Steps[str]:
     """`text` with each string literal of `LONG_STRING` characters or more replaced by a short
     placeholder, whose decoded value `kept` gets. Only long runs without a quote are looked at
     closely, so a line made of many short strings costs one search per `_SLICE` characters."""
@@ -109,6 +154,7 @@ def _cut_long_strings(text: str, token: str, kept: dict[str, str]) -> str:
     done = 0
     position = 0
     while True:
+        yield
         window_end = position + LONG_STRING
         if window_end >= len(text):
             break
@@ -124,7 +170,7 @@ def _cut_long_strings(text: str, token: str, kept: dict[str, str]) -> str:
             position = end + 1  # not a string's quotes (a long array of numbers, say)
             continue
         key = f"{token}{len(kept)}"
-        kept[key] = _decode_literal(text, start, end)
+        kept[key] = yield from _decode_literal(text, start, end)
         pieces.append(text[done:start])
         pieces.append(json.dumps(key))
         done = position = end + 1
@@ -170,7 +216,7 @@ def _escaped(text: str, index: int) -> bool:
     return slashes % 2 == 1
 
 
-def _decode_literal(text: str, start: int, end: int) -> str:
+def _decode_literal(text: str, start: int, end: int) -> Steps[str]:
     """The value of the string literal from quote `start` to quote `end`, a slice at a time.
 
     A slice ends before any backslash among its last characters (and before the run of
@@ -191,6 +237,7 @@ def _decode_literal(text: str, start: int, end: int) -> str:
         piece = text[position:stop]
         parts.append(scanstring(f'"{piece}"', 1)[0] if "\\" in piece else piece)
         position = stop
+        yield
     value = "".join(parts)
     if text.find("\\u", start, end) >= 0 and _SURROGATES.search(value) is not None:
         value = value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
@@ -210,22 +257,42 @@ def _deeper_than(value: Any, room: int) -> bool:
     return False
 
 
+class _LastItems(deque[Any]):
+    """The last `maxlen` items appended, and how many were."""
+
+    seen = 0
+
+    def append(self, item: Any) -> None:
+        self.seen += 1
+        super().append(item)
+
+
+def _is_content(stack: list[tuple[Any, str | None]], depth: int) -> bool:
+    """Whether the array opening now is `result.content` of a JSON-RPC message."""
+    return depth == 0 and len(stack) == 2 and stack[0][1] == "result" and stack[1][1] == "content"
+
+
 class _Walker:
     """Reads JSON text with an explicit stack: containers down to `shallow` levels step by step,
     each deeper value with one call to the C scanner (or, if that recurses too deep, step by step
     as well, cut below `MAX_DEPTH` levels)."""
 
-    def __init__(self, text: str, *, shallow: int, strings: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, text: str, *, shallow: int, strings: dict[str, str] | None = None, keep_last: int | None = None
+    ) -> None:
         self._text = text
         self._shallow = shallow
         self._strings = strings or {}
         self.cut = False
+        self.left_out = 0
+        """Items of a tool result's `content` left out (`keep_last`)."""
+        self._keep_last = keep_last
         self.used = 0
         """How many strings of `strings` were put back."""
         self._deep = False
 
-    def document(self) -> tuple[Any, bool]:
-        value, end = self._value(self._skip(0), 0)
+    def document(self) -> Steps[tuple[Any, bool]]:
+        value, end = yield from self._value(self._skip(0), 0)
         if self._skip(end) != len(self._text):
             raise JSONDecodeError("Extra data", self._text, self._skip(end))
         return value, self.cut
@@ -234,11 +301,11 @@ class _Walker:
         match = _SPACE.match(self._text, index)
         return index if match is None else match.end()
 
-    def _value(self, index: int, depth: int) -> tuple[Any, int]:
+    def _value(self, index: int, depth: int) -> Steps[tuple[Any, int]]:
         if index >= len(self._text):
             raise JSONDecodeError("Expecting value", self._text, index)
         if self._text[index] in "[{":
-            return self._container(index, depth)
+            return (yield from self._container(index, depth))
         return self._scalar(index)
 
     def _scalar(self, index: int) -> tuple[Any, int]:
@@ -252,12 +319,16 @@ class _Walker:
             raise JSONDecodeError("Expecting value", text, index) from None
         return scalar
 
-    def _container(self, index: int, depth: int) -> tuple[Any, int]:
+    def _container(self, index: int, depth: int) -> Steps[tuple[Any, int]]:
         """An array or object read with a stack of open containers, from `index`."""
         text = self._text
         stack: list[tuple[Any, str | None]] = []
         position = index
+        turns = 0
         while True:
+            turns += 1
+            if not turns % 64:
+                yield
             position = self._skip(position)
             char = text[position] if position < len(text) else ""
             level = depth + len(stack)
@@ -266,7 +337,7 @@ class _Walker:
             value: Any = None
             if opening and level >= MAX_DEPTH:
                 self.cut = True
-                value, position, scanned = TOO_DEEP, self._end_of(position), True
+                value, position, scanned = TOO_DEEP, (yield from self._end_of(position)), True
             elif opening and level >= self._shallow and not self._strings and not self._deep:
                 try:
                     value, end = _SCAN(text, position)
@@ -285,6 +356,8 @@ class _Walker:
                 pass
             elif opening:
                 container: Any = [] if char == "[" else {}
+                if char == "[" and self._keep_last is not None and _is_content(stack, depth):
+                    container = _LastItems(maxlen=self._keep_last)
                 position = self._skip(position + 1)
                 closing = "]" if char == "[" else "}"
                 if position < len(text) and text[position] == closing:
@@ -304,7 +377,7 @@ class _Walker:
                 if not stack:
                     return value, position
                 container, key = stack[-1]
-                if isinstance(container, list):
+                if isinstance(container, list | _LastItems):
                     container.append(value)
                 else:
                     assert key is not None
@@ -316,9 +389,12 @@ class _Walker:
                     if isinstance(container, dict):
                         position = self._key(stack, self._skip(position))
                     break
-                if char != ("]" if isinstance(container, list) else "}"):
+                if char != ("]" if isinstance(container, list | _LastItems) else "}"):
                     raise JSONDecodeError("Expecting ',' delimiter", text, position)
                 stack.pop()
+                if isinstance(container, _LastItems):
+                    self.left_out = container.seen - len(container)
+                    container = list(container)
                 value, position = container, position + 1
 
     def _key(self, stack: list[tuple[Any, str | None]], position: int) -> int:
@@ -339,12 +415,14 @@ class _Walker:
             return self._strings[text]
         return text
 
-    def _end_of(self, index: int) -> int:
+    def _end_of(self, index: int) -> Steps[int]:
         """Where the container opening at `index` ends (strings skipped, brackets counted)."""
         text = self._text
         depth = 0
         position = index
         while position < len(text):
+            if not position % 4096:
+                yield
             char = text[position]
             if char == '"':
                 position = scanstring(text, position + 1)[1]

@@ -5,7 +5,10 @@ so the shutdown order of the MCP specification is kept), and messages reach the 
 `ClientSession` through a pair of memory object streams, as from any transport. What differs is
 how lines are read: bytes are split at newlines as they arrive (time linear in a line's size,
 where the SDK's reader joins its whole buffer with every chunk), a line of more than a mebibyte
-is parsed in a worker thread in short steps (`_lines.parse_large`), and every line is checked by
+is parsed in steps of a few milliseconds with the loop taking turns between them
+(`_lines.parse_stepwise`; a tool result's content blocks past the last `MAX_BLOCKS` are dropped
+as they are read), a line of more than 2 MiB whose middle lies inside one string keeps only that
+string's first and last mebibyte (`_Line`), and every line is checked by
 an `Exchange` before the session sees it, so that an answer the SDK would drop is answered at
 once and one unreadable entry of a listing costs only that entry.
 """
@@ -13,20 +16,20 @@ once and one unreadable entry of a listing costs only that entry.
 from __future__ import annotations
 
 import sys
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.lowlevel
-import anyio.to_thread
 import mcp
 import mcp_types as mt
 from mcp.client import stdio as _sdk
 from mcp.shared.message import SessionMessage
 
-from ._answers import Exchange
-from ._lines import SMALL, parse, parse_large
+from ._answers import MAX_BLOCKS, Exchange
+from ._lines import SMALL, parse, parse_stepwise
 
 __all__ = ["stdio_transport"]
 
@@ -97,30 +100,87 @@ async def stdio_transport(server: mcp.StdioServerParameters, exchange: Exchange)
 
 async def _read_lines(stdout: Any, out: Any, exchange: Exchange) -> None:
     """Split what `stdout` gives at newlines, hand each line's message on; until end of stream."""
-    pending: list[bytes] = []
+    pending = _Line()
     async for chunk in stdout:
         if b"\n" not in chunk:
-            pending.append(chunk)
+            pending.add(chunk)
             continue
         lines = chunk.split(b"\n")
-        pending.append(lines[0])
-        lines[0] = b"".join(pending)
+        pending.add(lines[0])
+        lines[0] = pending.whole()
         rest = lines.pop()
-        pending = [rest] if rest else []
+        pending = _Line()
+        if rest:
+            pending.add(rest)
         for line in lines:
             item = await _message(line, exchange)
             if item is not None:
                 await out.send(item)
 
 
+HEAD: Final = 1 << 20
+TAIL: Final = 1 << 20
+"""Bytes kept of each end of a line whose middle lies inside one string literal."""
+
+
+class _Line:
+    """The chunks of the line being read. Past `HEAD` + `TAIL` bytes the middle is set apart, and
+    left out when the line is complete if it holds no quote and no backslash: it lies inside one
+    string, which then keeps its first and last bytes around a note of how much was left out."""
+
+    def __init__(self) -> None:
+        self._head: list[bytes] = []
+        self._head_size = 0
+        self._middle: list[bytes] = []
+        self._middle_size = 0
+        self._plain = True
+        self._tail: deque[bytes] = deque()
+        self._tail_size = 0
+
+    def add(self, chunk: bytes) -> None:
+        if self._head_size < HEAD:
+            self._head.append(chunk)
+            self._head_size += len(chunk)
+            return
+        self._tail.append(chunk)
+        self._tail_size += len(chunk)
+        while self._tail_size - len(self._tail[0]) >= TAIL:
+            first = self._tail.popleft()
+            self._tail_size -= len(first)
+            self._plain = self._plain and b'"' not in first and b"\\" not in first
+            self._middle.append(first)
+            self._middle_size += len(first)
+
+    def whole(self) -> bytes:
+        if not self._middle or not self._plain:
+            return b"".join([*self._head, *self._middle, *self._tail])
+        head, tail = b"".join(self._head), b"".join(self._tail)
+        cut = len(head)
+        near = head.find(b"\\", max(0, cut - 12))
+        if near >= 0:  # not inside an escape sequence (nor between a pair of them)
+            cut = near
+            while cut > 0 and head[cut - 1] == 0x5C:
+                cut -= 1
+        while 0 < cut < len(head) and 0x80 <= head[cut] < 0xC0:
+            cut -= 1  # not inside a UTF-8 sequence
+        start = 0
+        while start < len(tail) and 0x80 <= tail[start] < 0xC0:
+            start += 1
+        left_out = len(head) - cut + self._middle_size + start
+        note = f" [… {left_out:,} bytes of this text were left out as it was read …] ".encode()
+        return head[:cut] + note + tail[start:]
+
+
 async def _message(line: bytes, exchange: Exchange) -> SessionMessage | Exception | None:
     """What one line hands on: a message, an error before the handshake (the join fails at once
     with it), or None for a line that answers nothing."""
+    left_out = 0
     try:
         if len(line) <= SMALL:
             value, cut = parse(line)
         else:
-            value, cut = await anyio.to_thread.run_sync(parse_large, line)
+            keep = MAX_BLOCKS if exchange.awaits(line, "tools/call") else None
+            value, cut, left_out = await parse_stepwise(line, keep)
     except (ValueError, RecursionError) as exc:
         if not exchange.answered:
             return _sdk_error(line)
@@ -130,7 +190,7 @@ async def _message(line: bytes, exchange: Exchange) -> SessionMessage | Exceptio
             mt.jsonrpc_message_adapter.validate_python(value, by_name=False)
         except ValueError:
             return _sdk_error(line)
-    return exchange.incoming(value, cut, line)
+    return exchange.incoming(value, cut, line, left_out)
 
 
 def _sdk_error(line: bytes) -> Exception:
