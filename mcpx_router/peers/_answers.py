@@ -39,7 +39,7 @@ logger = logging.getLogger("mcpx_router.peers")
 
 MAX_BLOCKS: Final = 1_000
 """Content blocks of a tool result kept, the last ones (one more says how many were left out)."""
-_LISTINGS: Final = {
+_LISTINGS: Final[dict[str, tuple[str, type[pydantic.BaseModel], str]]] = {
     "tools/list": ("tools", mt.Tool, "tool"),
     "prompts/list": ("prompts", mt.Prompt, "prompt"),
     "resources/list": ("resources", mt.Resource, "resource"),

@@ -18,8 +18,8 @@ import re
 import secrets
 import time
 from collections import deque
-from collections.abc import Generator
-from json.decoder import JSONDecodeError, scanstring
+from collections.abc import Callable, Generator
+from json.decoder import JSONDecodeError, scanstring  # type: ignore[attr-defined]
 from json.scanner import make_scanner
 from typing import Any, Final, TypeAlias, TypeVar
 
@@ -55,7 +55,7 @@ class TooDeep:
 TOO_DEEP: Final = TooDeep()
 
 _DECODER: Final = json.JSONDecoder()
-_SCAN: Final = make_scanner(_DECODER)
+_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = make_scanner(_DECODER)  # type: ignore[arg-type]
 _SURROGATES: Final = re.compile("[\ud800-\udfff]")
 _OPENS: Final = frozenset(":[,{")
 _CLOSES: Final = frozenset(",]}:")
@@ -65,17 +65,20 @@ _SPACE: Final = re.compile(r"[ \t\n\r]*")
 def parse(line: bytes) -> tuple[Any, bool]:
     """The JSON value of `line` and whether nesting was cut; ValueError if it is not JSON.
 
-    Bytes that are not UTF-8 are read as U+FFFD.
+    Bytes that are not UTF-8 are read as U+FFFD; a lone surrogate escape (`"\\ud83d"`), which
+    pydantic's parser refuses, is read as Python's `json` reads it.
     """
     try:
         return pydantic_core.from_json(line), False
     except ValueError as exc:
-        if "recursion limit" not in str(exc):
-            text = line.decode("utf-8", "replace")
-            if text != line.decode("utf-8", "surrogateescape"):  # not UTF-8: read it as replaced
-                return parse(text.encode())
-            raise
-    return _finish(_Walker(line.decode("utf-8", "replace"), shallow=MAX_DEPTH).document())
+        deep = "recursion limit" in str(exc)
+    text = line.decode("utf-8", "replace")
+    if not deep:
+        try:
+            return json.loads(text), False
+        except RecursionError:
+            pass
+    return _finish(_Walker(text, shallow=MAX_DEPTH).document())
 
 
 def parse_large(line: bytes, keep_last: int | None = None) -> tuple[Any, bool, int]:
