@@ -9,6 +9,9 @@ call into C would hold the loop (and, in a worker thread, the interpreter's lock
 String literals of `LONG_STRING` bytes or more are cut out of the text and decoded a slice at a
 time, and the rest is read by `_Walker`, which hands each value below its top levels to `json`'s
 scanner, one small call each.
+
+One idea: reading one line of JSON within bounds of depth and of time; the slicing of long
+strings and the walker share those bounds and the placeholders that join them.
 """
 
 from __future__ import annotations

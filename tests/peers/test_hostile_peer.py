@@ -73,7 +73,7 @@ async def test_a_peers_error_text_is_capped_like_a_result() -> None:
     [
         ("five", "its result is 5, not an object"),
         ("null", "its result is null, not an object"),
-        ("not_json", "it is not valid JSON (EOF while parsing a string at line 1 column "),
+        ("not_json", "it is not valid JSON (Unterminated string starting at: line 1 column "),
         ("deep_result", "it is nested deeper than 200 levels"),
         ("deeper_result", "it is nested deeper than 200 levels"),
     ],
