@@ -138,6 +138,8 @@ class _Line:
         self._tail_size = 0
 
     def add(self, chunk: bytes) -> None:
+        if not chunk:
+            return
         if self._head_size < HEAD:
             self._head.append(chunk)
             self._head_size += len(chunk)
@@ -161,8 +163,10 @@ class _Line:
             cut = near
             while cut > 0 and head[cut - 1] == 0x5C:
                 cut -= 1
-        while 0 < cut < len(head) and 0x80 <= head[cut] < 0xC0:
-            cut -= 1  # not inside a UTF-8 sequence
+        following = head[cut] if cut < len(head) else self._middle[0][0]
+        while cut > 0 and 0x80 <= following < 0xC0:  # not inside a UTF-8 sequence
+            cut -= 1
+            following = head[cut]
         start = 0
         while start < len(tail) and 0x80 <= tail[start] < 0xC0:
             start += 1

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpx_router import Router, StdioPeer
-from mcpx_router.peers import _lines
+from mcpx_router.peers import _lines, _stdio
 
 SERVER = Path(__file__).parent.parent / "support" / "hostile_stdio_server.py"
 NEVER = 3600.0
@@ -182,3 +182,33 @@ def test_nesting_is_cut_below_the_depth_the_sdk_reads(parse: object) -> None:
             value, depth = value[0], depth + 1
         assert (value is _lines.TOO_DEEP) is cut
         assert depth == (_lines.MAX_DEPTH if cut else levels - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ends=st.tuples(st.text(max_size=30), st.text(max_size=30)),
+    middle=st.integers(60, 200),
+    ascii_only=st.booleans(),
+    chunk=st.integers(1, 9),
+)
+def test_a_long_lines_middle_inside_one_string_is_left_out_cleanly(
+    ends: tuple[str, str], middle: int, ascii_only: bool, chunk: int
+) -> None:
+    """Whatever characters and escapes surround the cut, the line that is left reads as JSON, and
+    its string is the original's start and end around the note."""
+    text = ends[0] + "m" * middle + ends[1]
+    line = json.dumps({"t": text, "n": 1}, ensure_ascii=ascii_only).encode()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_stdio, "HEAD", 20)
+        patch.setattr(_stdio, "TAIL", 20)
+        reading = _stdio._Line()
+        for start in range(0, len(line), chunk):
+            reading.add(line[start : start + chunk])
+        value = json.loads(reading.whole())
+    assert value["n"] == 1
+    if "were left out as it was read" not in value["t"]:
+        assert value["t"] == text  # nothing could be left out (a quote or backslash in the middle)
+        return
+    before, _, rest = value["t"].partition(" [… ")
+    after = rest.split(" …] ", 1)[1]
+    assert text.startswith(before) and text.endswith(after)
