@@ -15,6 +15,7 @@ once and one unreadable entry of a listing costs only that entry.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
@@ -123,6 +124,17 @@ TAIL: Final = 1 << 20
 """Bytes kept of each end of a line whose middle lies inside one string literal."""
 
 
+_HIGH_SURROGATE: Final = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
+
+
+def _escaped_at(data: bytes, index: int) -> bool:
+    """Whether the backslash at `index` is itself escaped (an odd run of backslashes before it)."""
+    run = 0
+    while index - run - 1 >= 0 and data[index - run - 1] == 0x5C:
+        run += 1
+    return run % 2 == 1
+
+
 class _Line:
     """The chunks of the line being read. Past `HEAD` + `TAIL` bytes the middle is set apart, and
     left out when the line is complete if it holds no quote and no backslash: it lies inside one
@@ -163,6 +175,8 @@ class _Line:
             cut = near
             while cut > 0 and head[cut - 1] == 0x5C:
                 cut -= 1
+        if _HIGH_SURROGATE.fullmatch(head, max(0, cut - 6), cut) and not _escaped_at(head, cut - 6):
+            cut -= 6  # the first of a surrogate pair stays with the second
         following = head[cut] if cut < len(head) else self._middle[0][0]
         while cut > 0 and 0x80 <= following < 0xC0:  # not inside a UTF-8 sequence
             cut -= 1
