@@ -296,13 +296,13 @@ class OpenAIPeerToolAdapter:
         )
         self._joining.add(peer_id)
         try:
-            tools = await self._list(peer_id, session, refresh=False)
+            tools, held_back = await self._list(peer_id, session, refresh=False)
             self._check_open()
         finally:
             self._joining.discard(peer_id)
         if strict is not UNSET:
             self._catalogue.set_strict(peer_id, strict)
-        self._catalogue.set_peer(peer_id, peer.offered(tools))
+        self._catalogue.set_peer(peer_id, peer.offered(tools), peer.offered_names(held_back))
         self._peers[peer_id] = peer
         return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))
 
@@ -337,11 +337,11 @@ class OpenAIPeerToolAdapter:
             raise UnknownPeerError(f"no peer named {peer_id!r} is registered", peer=peer_id)
         self._listings += 1
         listing = self._listings
-        tools = await self._list(peer_id, peer.session, refresh=True)
+        tools, held_back = await self._list(peer_id, peer.session, refresh=True)
         self._check_open()
         if self._peers.get(peer_id) is not peer or self._published.get(peer_id, 0) > listing:
             return False  # it left (or was replaced) while we listed, or a newer listing is published
-        changed = self._catalogue.set_peer(peer_id, peer.offered(tools))
+        changed = self._catalogue.set_peer(peer_id, peer.offered(tools), peer.offered_names(held_back))
         self._published[peer_id] = listing
         return changed
 
@@ -354,9 +354,13 @@ class OpenAIPeerToolAdapter:
         """Tools of `peer_id` that could not be published, each with the reason."""
         return dict(self._catalogue.rejected(peer_id))
 
-    async def _list(self, peer_id: str, session: ToolSession, *, refresh: bool) -> list[mt.Tool]:
+    async def _list(
+        self, peer_id: str, session: ToolSession, *, refresh: bool
+    ) -> tuple[list[mt.Tool], dict[str, str]]:
+        """The peer's tools, and the entries of its listing its transport held back as unreadable."""
+        held_back: dict[str, str] = {}
         try:
-            tools = await list_all_tools(session, peer=peer_id, refresh=refresh)
+            tools = await list_all_tools(session, peer=peer_id, refresh=refresh, held_back=held_back)
         except PeerUnavailableError:
             raise
         except Exception as exc:
@@ -371,7 +375,7 @@ class OpenAIPeerToolAdapter:
                     f"{shown(tool)} where an mcp_types.Tool belongs",
                     peer=peer_id,
                 )
-        return tools
+        return tools, held_back
 
     def _withdraw(self, peer_id: str, reason: str | None = None) -> None:
         self._peers.pop(peer_id, None)

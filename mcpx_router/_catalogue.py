@@ -117,18 +117,21 @@ class Catalogue:
         """Strict mode for `peer`'s tools published from now on, instead of the catalogue's own."""
         self._peer_strict[peer] = strict
 
-    def set_peer(self, peer: str, tools: Sequence[mt.Tool]) -> bool:
+    def set_peer(
+        self, peer: str, tools: Sequence[mt.Tool], held_back: Mapping[str, str] | None = None
+    ) -> bool:
         """Publish exactly `tools` for `peer`, keeping the names of tools it already had.
 
-        A tool that cannot be offered is not published, and `rejected(peer)` says why; no tool,
-        whatever it holds, makes this raise. Returns whether the published catalogue changed: a
+        A tool that cannot be offered is not published, and `rejected(peer)` says why, as it says
+        why for each entry of `held_back` (entries of the listing that could not be read at all);
+        no tool, whatever it holds, makes this raise. Returns whether the published catalogue changed: a
         tool counts as changed when the JSON of its description, title or input schema does.
         """
         old = self._peers.get(peer)
         before = old or {}
         reserved = self._reserved.pop(peer, set())
         kept: dict[str, mt.Tool] = {}
-        rejected: dict[str, str] = {}
+        rejected: dict[str, str] = dict(held_back or {})
         for tool in tools:
             if not tool.name:
                 rejected[""] = "the peer listed a tool with an empty name"

@@ -18,11 +18,19 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from ._errors import PeerUnavailableError, UsageError, redact
 from ._published import PublishedTool
-from ._session import ToolSession, call_tool, first_round_session, rejected, resume
+from ._session import (
+    ToolSession,
+    call_tool,
+    first_round_session,
+    is_peer_answer,
+    rejected,
+    resume,
+    unusable_answer,
+)
 from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
 from .model._repair import drop_optional_nulls, repair_arguments
-from .model._results import render
+from .model._results import render, truncate
 from .model._strict_outcome import strip_added_nulls
 
 __all__ = [
@@ -81,7 +89,8 @@ class Outcome:
     - "not_sent": not sent: the peer had left or its connection failed before the call was written.
     - "peer_unavailable": the connection failed after the call was written: it may have run.
     - "timeout": no answer in time; the call was abandoned and may have run.
-    - "tool_error": the tool answered with `isError`.
+    - "tool_error": the tool answered with `isError`, or the peer answered with something that is
+      no tool result (not JSON, not an object, the wrong shape, nested too deep).
     - the qualified name of any other exception the peer's session raised (a JSON-RPC error the
       peer answered with, say `mcp.shared.exceptions.MCPError`); counted as a tool error.
 
@@ -185,6 +194,12 @@ class PeerEntry:
         if self.include is None and not self.exclude:
             return tools
         return [t for t in tools if matches(t.name, self.include, self.exclude)]
+
+    def offered_names(self, reasons: dict[str, str]) -> dict[str, str]:
+        """The entries of `reasons` whose names pass this peer's include/exclude patterns."""
+        if self.include is None and not self.exclude:
+            return reasons
+        return {n: r for n, r in reasons.items() if matches(n, self.include, self.exclude)}
 
 
 Turn = tuple[anyio.Event | None, anyio.Event]
@@ -323,16 +338,29 @@ async def _run(
         if isinstance(exc, PeerUnavailableError):
             # The connection's own account: left, sent and lost, or not sent.
             kind = "not_sent" if exc.sent is False else "peer_unavailable"
-            return error(f"{name}: {exc}", tool, kind)
+            return error(truncate(f"{name}: {exc}", max_output_chars), tool, kind)
+        unusable = unusable_answer(exc, tool.peer)
+        if unusable is not None:
+            # The peer answered, with something no tool result is: said at once, shortly.
+            logger.info("call to %s on peer %r: %s", tool.tool, tool.peer, unusable)
+            return error(truncate(unusable, max_output_chars), tool, "tool_error")
         # A JSON-RPC error is the peer's answer (no traceback of ours to show); anything else is kept whole.
         answered = isinstance(exc, mcp.MCPError)
-        logger.info("call to %s on peer %r failed: %s", tool.tool, tool.peer, exc, exc_info=not answered)
+        logger.info(
+            "call to %s on peer %r failed: %s", tool.tool, tool.peer, _shortened(exc), exc_info=not answered
+        )
         message = f"peer {tool.peer!r} failed to run {tool.tool!r}: {describe(exc)}"
-        return error(message, tool, _error_type(exc))
+        return error(truncate(message, max_output_chars), tool, _error_type(exc))
     if is_error:
         text = f"Error: {name} reported a failure: {text}"
         return Outcome(text, True, tool, result, error_type="tool_error")
     return success(text, tool, result)
+
+
+def _shortened(exc: Exception) -> str:
+    """An exception's text for the log, cut to a few lines' worth."""
+    text = str(exc)
+    return text if len(text) <= 1_000 else truncate(text, 1_000)
 
 
 _CLOSED = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)
@@ -343,7 +371,9 @@ def _error_type(exc: Exception) -> str:
     left peer): refused arguments, a lost connection, or the exception's qualified name."""
     if isinstance(exc, mcp.MCPError) and exc.code == mt.INVALID_PARAMS:
         return "invalid_arguments"
-    if isinstance(exc, _CLOSED) or (isinstance(exc, mcp.MCPError) and exc.code == mt.CONNECTION_CLOSED):
+    if isinstance(exc, _CLOSED) or (
+        isinstance(exc, mcp.MCPError) and exc.code == mt.CONNECTION_CLOSED and not is_peer_answer(exc)
+    ):
         return "peer_unavailable"
     return f"{type(exc).__module__}.{type(exc).__qualname__}"
 

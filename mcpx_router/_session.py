@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
 import mcp
 import mcp_types as mt
+import pydantic
 from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -15,18 +17,98 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ._errors import PeerUnavailableError
 
 __all__ = [
+    "HELD_BACK",
     "NativeSession",
     "ToolSession",
+    "UnusableAnswer",
     "call_tool",
+    "describe_invalid",
     "first_round_session",
     "is_native",
+    "is_peer_answer",
     "list_all_tools",
+    "mark_peer_answer",
     "rejected",
     "resume",
+    "unusable_answer",
 ]
 
 MAX_PAGES = 10_000
 """A peer whose `tools/list` pagination goes on longer than this is treated as broken."""
+HELD_BACK = "io.github.mcpx-router/held-back"
+"""The `_meta` key of a listing page under which a transport of the Router's names the entries it
+took out, each with its reason (`{name: reason}`): entries the SDK could not have read."""
+
+
+class UnusableAnswer(str):
+    """The `data` of the error a transport of the Router answers a request with when the peer's
+    answer to it could not be used (not a JSON-RPC result, not JSON, nested too deep): the text
+    says why. The adapter tells the model what the peer answered instead of waiting for a timeout."""
+
+    __slots__ = ()
+
+
+def mark_peer_answer(exc: mcp.MCPError) -> mcp.MCPError:
+    """Mark a JSON-RPC error that the peer itself answered over a connection known to be open, so
+    that it counts as the peer's failure whatever its code (the SDK's "connection closed" included)."""
+    exc._mcpx_peer_answer = True  # type: ignore[attr-defined]
+    return exc
+
+
+def is_peer_answer(exc: BaseException) -> bool:
+    """Whether `mark_peer_answer` marked `exc`."""
+    return getattr(exc, "_mcpx_peer_answer", False) is True
+
+
+def unusable_answer(exc: BaseException, peer: str) -> str | None:
+    """What to tell the model when a call failed because the peer answered with something that is
+    no tool result (its transport said so, or the SDK refused the result's shape); else None."""
+    if isinstance(exc, mcp.MCPError) and isinstance(exc.data, UnusableAnswer):
+        return exc.message
+    if isinstance(exc, pydantic.ValidationError):
+        return f"peer {peer!r} answered with something that is not a tool result: {describe_invalid(exc)}"
+    return None
+
+
+def describe_invalid(exc: pydantic.ValidationError, *, skip: int = 0) -> str:
+    """A validation error in a few words: where and what, for at most three places, no links.
+
+    The errors of one value against each member of a union (a content block of an unknown type)
+    are told as one."""
+    parts: list[str] = []
+    seen: set[tuple[Any, ...]] = set()
+    for error in exc.errors(include_url=False):
+        loc = tuple(error["loc"][skip:])
+        member = next((i for i, part in enumerate(loc) if isinstance(part, str) and part[:1].isupper()), None)
+        if member is not None:
+            place = loc[:member]
+            if place in seen:
+                continue
+            seen.add(place)
+            text = f"{_place(place)}: not one of the shapes allowed there ({_value(error.get('input'))})"
+        else:
+            text = f"{_place(loc)}: {error['msg']}"
+        if text not in parts:
+            parts.append(text)
+    more = len(parts) - 3
+    return "; ".join(parts[:3]) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _place(loc: tuple[Any, ...]) -> str:
+    return "/".join(str(part) for part in loc) or "the whole"
+
+
+def _value(value: Any) -> str:
+    """A value as JSON, cut to a few dozen characters."""
+    if isinstance(value, str) and len(value) > 60:
+        value = value[:60]
+    elif isinstance(value, list | dict) and len(value) > 8:
+        return f"{'an array' if isinstance(value, list) else 'an object'} of {len(value)} items"
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        text = type(value).__name__
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 @runtime_checkable
@@ -66,14 +148,22 @@ async def _page(session: Any, cursor: str | None, refresh: bool) -> mt.ListTools
     return result
 
 
-async def list_all_tools(session: Any, *, peer: str, refresh: bool = False) -> list[mt.Tool]:
-    """Every tool the peer offers, following `nextCursor` through all pages of `tools/list`."""
+async def list_all_tools(
+    session: Any, *, peer: str, refresh: bool = False, held_back: dict[str, str] | None = None
+) -> list[mt.Tool]:
+    """Every tool the peer offers, following `nextCursor` through all pages of `tools/list`.
+
+    `held_back` gets the entries a transport took out of the pages as unreadable (`HELD_BACK`)."""
     tools: list[mt.Tool] = []
     seen: set[str] = set()
     cursor: str | None = None
     for _ in range(MAX_PAGES):
         page = await _page(session, cursor, refresh)
         tools.extend(page.tools)
+        if held_back is not None and isinstance(page.meta, dict):
+            taken = page.meta.get(HELD_BACK)
+            if isinstance(taken, dict):
+                held_back.update({str(k): str(v) for k, v in taken.items()})
         cursor = page.next_cursor
         if cursor is None:
             return tools

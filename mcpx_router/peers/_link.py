@@ -17,7 +17,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._errors import PeerUnavailableError
-from .._session import NativeSession, ToolSession, call_tool
+from .._session import NativeSession, ToolSession, call_tool, mark_peer_answer
 from ..mcpx._rpc import not_delivered
 
 __all__ = [
@@ -48,6 +48,9 @@ class Connection:
     watched: bool = False
     """Its transport reports the requests it takes (`note_written`): a failed call can say whether
     it was sent."""
+    ends_known: bool = False
+    """Its transport says when it ends (`closed` is set before any request learns of it): while
+    `closed` is not set, a JSON-RPC error is the peer's answer, whatever its code."""
 
     def lose(self, error: BaseException | None) -> None:
         if not self.closed.is_set():
@@ -144,9 +147,10 @@ class PeerLink(NativeSession):
         self.state = "connecting"
         return self.current
 
-    def attach(self, session: ToolSession, *, watched: bool = False) -> None:
+    def attach(self, session: ToolSession, *, watched: bool = False, ends_known: bool = False) -> None:
         self.current.session = session
         self.current.watched = watched
+        self.current.ends_known = ends_known
         self.state = "connected"
 
     def cut_calls(self) -> None:
@@ -206,6 +210,10 @@ class PeerLink(NativeSession):
         if isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT:
             connection.suspect.set()  # a peer that does not answer may be hung: probe it
             return exc
+        if connection.ends_known and not connection.closed.is_set() and isinstance(exc, mcp.MCPError):
+            # The connection is open: this is the peer's own error, even with the code the SDK
+            # uses for "connection closed" (-32000 opens JSON-RPC's range of server errors).
+            return mark_peer_answer(exc)
         # An MCPx gateway that refused the call's frame (or an outbox that never sent it) says so.
         refused = not_delivered(exc)
         if not looks_like_connection_failure(exc):

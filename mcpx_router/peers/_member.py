@@ -25,6 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._adapter import OpenAIPeerToolAdapter
 from .._session import ToolSession
 from .._tracing import connect_span
+from ._answers import Strays
 from ._callbacks import merge_callbacks
 from ._content import ContentStore
 from ._content_follow import PeerContent
@@ -72,6 +73,8 @@ class Member:
         self.healthy = False
         self.attempts = 0
         self.last_error: str | None = None
+        self.strays = Strays(peer)
+        """Lines of a stdio peer that answered nothing, counted per kind over all its connections."""
         self.leave_reason = f"peer {peer!r} left"
         self._adapter = adapter
         self._hub = hub
@@ -149,10 +152,11 @@ class Member:
                         message_handler=self._on_message,
                         closed=connection.closed,
                         callbacks=merge_callbacks(self.spec.callbacks, self._settings.callbacks),
+                        strays=self.strays,
                     )
                 )
                 watched = isinstance(self.spec, StdioPeer | HttpPeer | SsePeer | ParticipantPeer)
-                self.link.attach(session, watched=watched)
+                self.link.attach(session, watched=watched, ends_known=isinstance(self.spec, StdioPeer))
                 stack.callback(self._cut_calls_if_leaving)  # runs before the session closes
                 # Subscribe before listing: a change after the listing then cannot go unseen.
                 subscription = await self._subscribe(stack, session)

@@ -4,8 +4,10 @@ A stdio server that writes something other than JSON-RPC on its stdout before it
 JSON-RPC message, the answer to the handshake (a banner, a log line, partial JSON, bytes that
 are not UTF-8), fails to join at once, with the start of what it wrote; waiting would only run
 out the connect timeout, as the `mcp` SDK drops the line and goes on waiting for the answer to
-`initialize`. After that answer such a line is tolerated (logged at debug): a chatty server
-keeps working, and a request whose answer was mangled runs into its call timeout.
+`initialize`. After that answer such a line is tolerated: a chatty server keeps working, the
+line is counted in the peer's `Strays` (logged once per kind, as a warning), and an answer that
+was mangled is answered at once for the request it names (`_answers.Exchange`). Stdio servers
+are run by the Router's own transport (`_stdio.py`), which hands the SDK's session what it reads.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ from mcp.shared.message import SessionMessage
 
 from .._errors import PeerUnavailableError
 from .._session import ToolSession
+from ._answers import Exchange, Strays
 from ._auth_errors import authorization_failure
 from ._callbacks import PeerCallbacks, client_options
 from ._link import note_posted, note_refused, note_written
 from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, SsePeer, StdioPeer
+from ._stdio import stdio_transport
 
 __all__ = ["open_session"]
 
@@ -48,6 +52,7 @@ async def open_session(
     message_handler: MessageHandlerFnT,
     closed: anyio.Event,
     callbacks: PeerCallbacks | None = None,
+    strays: Strays | None = None,
 ) -> AsyncIterator[ToolSession]:
     """Connect to `spec` and complete the handshake; yield the session, close it on exit.
 
@@ -55,6 +60,8 @@ async def open_session(
     server exited, a stream broke), even when no request is waiting for an answer. Stdio, HTTP,
     SSE and topic transports report each message they take to `note_written`.
     A `SessionPeer`'s session is yielded as it is and left open; the others are given `callbacks`.
+    A stdio server's lines that answer nothing are counted in `strays` (the peer's, kept across
+    its reconnections).
 
     Raises:
         PeerUnavailableError: A stdio server wrote something that is not JSON-RPC before its
@@ -73,11 +80,9 @@ async def open_session(
             args=list(spec.args),
             env=dict(spec.env) if spec.env is not None else None,
             cwd=os.fspath(spec.cwd) if spec.cwd is not None else None,
-            # Bytes that are not UTF-8 become U+FFFD, and the line then fails to parse like any
-            # other stray line: with "strict" the SDK's reader stops and the session hangs.
-            encoding_error_handler="replace",
         )
-        target = _watched(mcp.stdio_client(params), closed, handshake)
+        exchange = Exchange(peer, strays if strays is not None else Strays(peer))
+        target = _watched(stdio_transport(params, exchange), closed, handshake)
     elif isinstance(spec, ParticipantPeer):
         # The topic client closes the session's stream when the participant leaves or rejoins,
         # or when the topic connection is lost.
@@ -262,7 +267,8 @@ def _watched(
     @asynccontextmanager
     async def watch() -> AsyncIterator[Any]:
         async with transport as (read, write):
-            yield _WatchedReadStream(read, closed, handshake), (_NotedWriteStream(write) if noted else write)
+            written = _NotedWriteStream(write, closed) if noted else write
+            yield _WatchedReadStream(read, closed, handshake), written
 
     return watch()
 
@@ -285,13 +291,19 @@ class _Wrapped:
 
 
 class _NotedWriteStream(_Wrapped):
-    """A transport's write stream that reports each message it took (see `note_written`)."""
+    """A transport's write stream that reports each message it took (see `note_written`), and sets
+    `closed` when the transport can take none because it has ended."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, closed: anyio.Event) -> None:
         self._inner = inner
+        self._closed = closed
 
     async def send(self, item: SessionMessage) -> None:
-        await self._inner.send(item)
+        try:
+            await self._inner.send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._closed.set()  # the transport has ended: known before the request fails
+            raise
         note_written(item)
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
@@ -51,6 +51,9 @@ class PeerStatus:
     attempts: int
     """Failed reconnect attempts since it was lost."""
     last_error: str | None
+    stray_lines: Mapping[str, int] = field(default_factory=dict)
+    """Lines of a stdio peer that answered nothing (not JSON, not JSON-RPC, ...), counted by kind
+    since it joined; the first of each kind is logged as a warning."""
 
 
 class Router(AdapterFace, ContentFace, JoinMany):
@@ -379,6 +382,7 @@ class Router(AdapterFace, ContentFace, JoinMany):
             tools=tuple(tool.name for tool in self._adapter.tools_of(peer_id)),
             attempts=member.attempts,
             last_error=member.last_error,
+            stray_lines=dict(member.strays.counts),
         )
 
     def _open_group(self) -> anyio.abc.TaskGroup:
