@@ -150,11 +150,27 @@ def _pieces_masked(text: str, values: frozenset[str]) -> str:
     for cut in _CUT.finditer(text):
         if cut.start() < last:
             continue  # inside an end masked after the previous ellipsis
-        before = text[last : cut.start()]
-        start = max((_start_before(before, v) for v in values), default=0)
+        # In a run of more than three dots, the dots before the ellipsis may end the start of a
+        # secret, and those after it begin its end: try the ellipsis at each place in the run.
+        run_end = cut.end()
+        if cut.group() == "...":
+            while run_end < len(text) and text[run_end] == ".":
+                run_end += 1
+        places = range(cut.start(), run_end - len(cut.group()) + 1)
+        at, start, end = max(
+            (
+                (
+                    place,
+                    max((_start_before(text[last:place], v) for v in values), default=0),
+                    max((_end_after(text, place + len(cut.group()), v) for v in values), default=0),
+                )
+                for place in places
+            ),
+            key=lambda found: found[1] + found[2],
+        )
+        before = text[last:at]
         out += [before[: len(before) - start], MASK if start else "", cut.group()]
-        last = cut.end()
-        end = max((_end_after(text, last, v) for v in values), default=0)
+        last = at + len(cut.group())
         if end:
             out.append(MASK)
             last += end

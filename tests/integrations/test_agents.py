@@ -338,13 +338,13 @@ async def test_a_call_to_a_tool_that_left_or_never_was_is_answered_with_the_rout
             assert "docs__search" not in offered(call)
             return [
                 function_call("docs__search", {"query": "install"}, call_id="c2"),
-                function_call("weather__nowcast", {"city": "Oslo"}, call_id="c3"),
+                function_call("weather__forcast", {"city": "Oslo"}, call_id="c3"),
             ]
 
         def third(call: ModelCall) -> Any:
             answers = outputs(call)
             assert answers["c2"] == gone  # not offered this turn: the same reason, not "not found"
-            assert answers["c3"].startswith("Error: there is no tool named 'weather__nowcast'. Did you mean")
+            assert answers["c3"].startswith("Error: there is no tool named 'weather__forcast'. Did you mean")
             return [assistant_message("done")]
 
         model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(second), ModelStep.respond(third)])

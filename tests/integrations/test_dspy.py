@@ -187,7 +187,7 @@ def gone_and_unknown(leave: Callable[[], Any]) -> Iterator[dict[str, Any]]:
     yield step("docs__search", query="install")
     leave()  # while the second step is chosen
     yield step("docs__search", query="names")
-    yield step("weather__nowcast", city="Oslo")
+    yield step("weather__forcast", city="Oslo")
     yield from finish("Snow.")
 
 
@@ -195,7 +195,7 @@ def assert_answered_by_the_router(prediction: dspy.Prediction, lm: DummyLM) -> N
     found, gone, unknown, done = observations(prediction)
     assert "python3 dev.py demo" in found
     assert gone == GONE
-    assert unknown.startswith("Error:") and "weather__nowcast" in unknown and "weather__forecast" in unknown
+    assert unknown.startswith("Error:") and "weather__forcast" in unknown and "weather__forecast" in unknown
     assert (done, prediction.answer) == ("Completed.", "Snow.")
     assert unknown in prompt(lm, 3)  # the next step reads it
     # The choice the model is given is DSPy's own, of the tools there are at each step.
@@ -231,14 +231,14 @@ async def test_acall_a_tool_that_left_or_never_was_is_the_routers_observation(an
         agent = DSPyTools(router).react("question -> answer")  # made while docs is here
         await router.leave("docs")
         lm = DummyLM(
-            [step("docs__search", query="names"), step("weather__nowcast", city="Oslo"), *finish("Snow.")]
+            [step("docs__search", query="names"), step("weather__forcast", city="Oslo"), *finish("Snow.")]
         )
         with dspy.context(lm=lm):
             prediction = await agent.acall(question="Install, then Oslo?")
 
     gone, unknown, done = observations(prediction)
     assert gone == GONE
-    assert unknown.startswith("Error:") and "weather__nowcast" in unknown and "weather__forecast" in unknown
+    assert unknown.startswith("Error:") and "weather__forcast" in unknown and "weather__forecast" in unknown
     assert (done, prediction.answer) == ("Completed.", "Snow.")
     assert gone in prompt(lm, 1) and unknown in prompt(lm, 2)
     assert choice(prompt(lm, 0)) == "weather__forecast; weather__alerts; finish"
@@ -266,13 +266,13 @@ def test_every_adapter_reads_a_name_that_is_no_tool_as_a_name(adapter: str) -> N
         router.join("weather", weather_station())
         agent = DSPyTools(router).react("question -> answer")
         chosen = getattr(dspy, adapter)()
-        lm = DummyLM([step("weather__nowcast", city="Oslo"), step("true"), *finish("x")], adapter=chosen)
+        lm = DummyLM([step("weather__forcast", city="Oslo"), step("true"), *finish("x")], adapter=chosen)
         with dspy.context(lm=lm, adapter=chosen):
             prediction = agent(question="Oslo?")
         agent.load_state(agent.dump_state())  # as an optimizer saves and loads it
 
     nowcast, true, done = observations(prediction)
-    assert nowcast.startswith("Error: there is no tool named 'weather__nowcast'. Did you mean")
+    assert nowcast.startswith("Error: there is no tool named 'weather__forcast'. Did you mean")
     assert true.startswith("Error: there is no tool named 'true'") and done == "Completed."
 
 

@@ -113,7 +113,7 @@ async def test_a_bad_argument_is_an_error_message_the_model_reads(anyio_backend:
         model = scripted(
             lambda messages: calls(("weather__forecast", {"city": "Oslo", "days": "many"})),
             fix_it,
-            lambda messages: calls(("weather__nowcast", {"city": "Oslo"})),
+            lambda messages: calls(("weather__forcast", {"city": "Oslo"})),
             say("done"),
         )
         state = await react_agent(toolset, model).ainvoke({"messages": [("user", "Oslo?")]})

@@ -69,7 +69,8 @@ def test_a_secret_never_shows_whatever_surrounds_it(secret: str, before: str, af
 def test_what_a_cut_leaves_of_a_secret_is_masked_too(secret: str, cut: int, before: str, mark: str) -> None:
     """A message cut short (an excerpt of what a server wrote) may end in the start of a secret, or
     start with its end, next to an ellipsis: that piece is masked as well."""
-    assume(cut < len(secret) and secret[:cut].strip("*") and secret[cut:].strip("*"))
+    cut = min(cut, len(secret) - 1)  # drawn apart from the secret: kept inside it, not filtered
+    assume(secret[:cut].strip("*") and secret[cut:].strip("*"))
     start, end = secret[:cut], secret[cut:]
     secrets = Secrets()
     secrets.remember(secret)
