@@ -41,7 +41,7 @@ from mcpx_router.loop import LoopResult, run_chat
 
 from .._common import revision
 from .catalogue import decoy_tools, served
-from .harness import Metered, chosen, model_calls
+from .harness import Metered, model_calls
 from .tasks import TASKS, Task
 from .world import PEERS, World, servers
 
@@ -96,7 +96,11 @@ def chosen_tasks(settings: TaskSettings, tasks: Sequence[Task] = TASKS) -> list[
         if unknown:
             raise ValueError(f"unknown task id(s): {sorted(unknown)}")
         return [t for t in tasks if t.id in settings.tasks]
-    return chosen(list(tasks), settings.limit)
+    count = settings.limit
+    if count is None or count >= len(tasks):
+        return list(tasks)
+    step = len(tasks) / count  # every k-th, as the single-call evaluation spreads its requests
+    return [tasks[int(i * step)] for i in range(count)]
 
 
 async def run_task(

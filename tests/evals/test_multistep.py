@@ -13,7 +13,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from benchmarks.evals import cli
-from benchmarks.evals.multistep import TaskSettings, run_tasks, task_table
+from benchmarks.evals.multistep import TaskSettings, chosen_tasks, run_tasks, task_table
 from benchmarks.evals.tasks import TASKS
 
 from ..support._openai_replay import CHAT, chat_completion, replay_openai, tool_call
@@ -119,3 +119,11 @@ async def test_at_a_thousand_tools_without_usage_the_tokens_are_estimated() -> N
     assert 0 < code.prompt_tokens * 4 < calls.prompt_tokens
     table = task_table(outcomes)
     assert "| code | 1,000 | 1 | 100 |" in table and "(est.)" in table
+
+
+def test_a_sample_is_spread_over_the_tasks_and_unknown_ids_are_refused() -> None:
+    sample = chosen_tasks(TaskSettings(model="m", limit=10))
+    assert len({t.id for t in sample}) == 10 and sample[0] is TASKS[0] and sample[-1] is not TASKS[-1]
+    assert chosen_tasks(TaskSettings(model="m", limit=100)) == list(TASKS)
+    with pytest.raises(ValueError, match="unknown task id"):
+        chosen_tasks(TaskSettings(model="m", tasks=("no-such-task",)))
