@@ -221,13 +221,14 @@ def main(args: argparse.Namespace) -> int:
     chosen_tasks(settings)  # unknown ids are refused before anything runs
     api_key = args.api_key or os.environ.get("OPENAI_API_KEY") or "none"
     started = datetime.datetime.now(datetime.UTC)
+    commit = revision()  # of the code that runs, not of a later save
     done: list[TaskOutcome] = []
 
     def save(complete: bool) -> None:
         if args.out:
             document = {
                 "date": started.isoformat(timespec="seconds"),
-                "commit": revision(),
+                "commit": commit,
                 "complete": complete,
                 "python": platform.python_version(),
                 "load_average": list(os.getloadavg()),
