@@ -3,6 +3,8 @@
     python -m benchmarks evals --base-url http://127.0.0.1:8080/v1 --model local \\
         --sizes 10,100 --configs budget,search --limit 30 --out results.json
     python -m benchmarks evals --recall --sizes 10,100,1000,5000     # no model: BM25 recall@k
+    python -m benchmarks evals --code-mode --base-url ... --sizes 100,1000 --limit 10
+        # multi-step tasks, code mode against function calling (multistep.py)
 
 Without `--base-url`, the `openai` SDK's own settings apply (`OPENAI_BASE_URL`, `OPENAI_API_KEY`).
 Per (config, size) it prints right tool %, valid arguments %, answered %, turns, prompt tokens and
@@ -108,8 +110,8 @@ def parser() -> argparse.ArgumentParser:
         "--limits", type=_limits, default={}, help="per cell: budget:10=107,*:1000=30 ... (0: all)"
     )
     p.add_argument("--max-tools", type=int, default=128, help="the budget: most tools per request (128)")
-    p.add_argument("--max-turns", type=int, default=4)
-    p.add_argument("--max-tokens", type=int, default=256, help="sent with every request (256)")
+    p.add_argument("--max-turns", type=int, help="requests per conversation (4; with --code-mode 8)")
+    p.add_argument("--max-tokens", type=int, help="sent with every request (256; with --code-mode 512)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--per-search", type=int, default=5, help="tools one search returns (5)")
     p.add_argument("--native-search", action="store_true", help="Responses: the API's own tool_search tool")
@@ -144,6 +146,18 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --embedder: keep the vectors in .cache/ between runs",
     )
+    p.add_argument(
+        "--code-mode",
+        action="store_true",
+        help="the multi-step tasks (benchmarks/evals/tasks.py): code mode against function calling",
+    )
+    p.add_argument("--modes", default="code,calls", help="with --code-mode: code, calls (both)")
+    p.add_argument(
+        "--tasks",
+        type=lambda text: tuple(part.strip() for part in text.split(",") if part.strip()),
+        default=(),
+        help="with --code-mode: only these task ids",
+    )
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--table", nargs="+", type=Path, metavar="RESULTS", help="print one table of --out files")
     return p
@@ -157,6 +171,16 @@ def main(argv: list[str] | None = None) -> int:
         return _recall(args.sizes, args.seed)
     if args.table:
         return _table(args.table)
+    if args.code_mode:
+        from . import multistep
+
+        if args.sizes == (10, 100, 1000, 5000):
+            args.sizes = (100, 1000)
+        args.max_turns = args.max_turns or 8
+        args.max_tokens = args.max_tokens or 512
+        return multistep.main(args)
+    args.max_turns = args.max_turns or 4
+    args.max_tokens = args.max_tokens or 256
     if args.text_calls and "text_calls" not in inspect.signature(run_chat).parameters:
         print("--text-calls needs a mcpx_router whose run_chat takes text_calls", file=sys.stderr)
         return 2

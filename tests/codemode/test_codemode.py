@@ -663,3 +663,22 @@ async def test_allow_destructive_must_be_a_bool_and_approve_callable() -> None:
             CodeMode(adapter, allow_destructive="yes")  # type: ignore[arg-type]
         with pytest.raises(UsageError, match="approve must be a function"):
             CodeMode(adapter, approve=True)  # type: ignore[arg-type]
+
+
+async def test_a_group_with_a_declared_destructive_member_is_off_by_default() -> None:
+    first, second = _hinted_peer(), _hinted_peer()
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(
+            OpenAIPeerToolAdapter(aliases={"wipe": ["a/wipe", "b/wipe"], "plain": ["a/plain", "b/plain"]})
+        )
+        await adapter.add_peer("a", await stack.enter_async_context(mcp.Client(first.server())))
+        await adapter.add_peer("b", await stack.enter_async_context(mcp.Client(second.server())))
+        code = await stack.enter_async_context(CodeMode(adapter))
+        result = await code.run(
+            'out = [groups.plain(key="k")]\n'
+            "try:\n    groups.wipe(key='k')\nexcept PermissionError as e:\n    out.append(str(e))\nout"
+        )
+    assert result.error is None, result.error
+    assert result.value[0].startswith("plain ran")  # (served by a): the group says which member
+    assert result.value[1].startswith("groups.wipe was not called: the tool declares itself destructive")
+    assert [name for name, _ in first.calls + second.calls] == ["plain"]
