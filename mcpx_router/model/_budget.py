@@ -25,11 +25,13 @@ __all__ = [
     "blend",
     "conversation_text",
     "matches",
+    "query_text",
     "rank",
     "rank_parts",
     "score_parts",
     "shorten",
     "terms",
+    "tool_text",
 ]
 
 MAX_TOOLS_PER_REQUEST: Final = 128
@@ -94,10 +96,31 @@ def terms(text: str, language: str | None = DEFAULT_LANGUAGE) -> list[str]:
 
 
 def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str:
+    """What BM25 reads of a tool: its name twice (the strongest hint of what it does), its
+    description, its parameters' names and their descriptions."""
     properties = parameters.get("properties")
-    names = " ".join(properties) if isinstance(properties, Mapping) else ""
-    # The name counts twice: it is the strongest hint of what a tool does.
-    return f"{name} {name} {description} {names}"
+    words: list[str] = [name, name, description]
+    for key, schema in properties.items() if isinstance(properties, Mapping) else ():
+        words.append(str(key))
+        about = schema.get("description") if isinstance(schema, Mapping) else None
+        if isinstance(about, str):
+            words.append(about)
+    return " ".join(words)
+
+
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\S+")
+_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[^\s,;:'\"()]+")
+
+
+def query_text(query: str) -> str:
+    """`query` with each URL in it read as the word "url", and each file path that starts at the
+    root, the home or the current folder (`/srv/app`, `~/notes.txt`, `./src`) as the word "path".
+
+    They are values the user hands to a tool, and their own words ("blog" of `/home/ana/blog`,
+    "pricing" of `https://example.com/pricing`) say nothing of which tool takes them, while tools
+    that take one name it: a parameter `url`, `path`, `repo_path`.
+    """
+    return _PATH.sub(" path ", _URL.sub(" url ", query))
 
 
 class IndexPart:
@@ -122,7 +145,7 @@ def score_parts(parts: Sequence[IndexPart], query: str) -> list[float]:
     0.0 for a document that shares no word with it. The parts share one language (the first's)."""
     n = sum(len(part.docs) for part in parts)
     average = (sum(part.total for part in parts) / n if n else 0.0) or 1.0
-    words = set(terms(query, parts[0].language if parts else None))
+    words = set(terms(query_text(query), parts[0].language if parts else None))
     counts = {term: sum(len(part.postings.get(term, ())) for part in parts) for term in words}
     scores = [0.0] * n
     offset = 0
