@@ -108,8 +108,9 @@ def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str
     return " ".join(words)
 
 
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\S+")
-_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[^\s,;:'\"()]+")
+# A URL or path ends before the punctuation that follows it in a sentence.
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\S*[^\s.,;:!?'\")]")
+_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[^\s,;:'\"()]*[^\s.,;:!?'\"()]")
 
 
 def query_text(query: str) -> str:
