@@ -2,7 +2,7 @@
 
 An API request may carry at most 128 tools, and some deployments reject long descriptions.
 These helpers filter tools by name patterns, rank them by lexical relevance to the conversation
-(BM25 over names, descriptions and parameter names: no model to download), and cut
+(BM25 over names, descriptions and parameters: no model to download), and cut
 descriptions to a length. Words are compared by their stems (`_stemming`, Snowball's stemmers:
 "commits" finds "commit"), in English unless another language is named.
 """
