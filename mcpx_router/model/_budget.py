@@ -20,11 +20,13 @@ from ._stemming import DEFAULT_LANGUAGE, stemmer
 
 __all__ = [
     "MAX_TOOLS_PER_REQUEST",
+    "PARAMETER_WEIGHT",
     "IndexPart",
     "LexicalIndex",
     "blend",
     "conversation_text",
     "matches",
+    "parameter_text",
     "query_text",
     "rank",
     "rank_parts",
@@ -96,16 +98,27 @@ def terms(text: str, language: str | None = DEFAULT_LANGUAGE) -> list[str]:
 
 
 def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str:
-    """What BM25 reads of a tool: its name twice (the strongest hint of what it does), its
-    description, its parameters' names and their descriptions."""
+    """What BM25 reads of a tool at full weight: its name twice (the strongest hint of what it
+    does), its description and its parameters' names (`parameter_text`: their descriptions)."""
     properties = parameters.get("properties")
-    words: list[str] = [name, name, description]
-    for key, schema in properties.items() if isinstance(properties, Mapping) else ():
-        words.append(str(key))
-        about = schema.get("description") if isinstance(schema, Mapping) else None
-        if isinstance(about, str):
-            words.append(about)
-    return " ".join(words)
+    names = " ".join(str(key) for key in properties) if isinstance(properties, Mapping) else ""
+    return f"{name} {name} {description} {names}"
+
+
+def parameter_text(parameters: Mapping[str, Any]) -> str:
+    """The descriptions of a tool's parameters, which BM25 reads at `PARAMETER_WEIGHT`."""
+    properties = parameters.get("properties")
+    about = (
+        schema.get("description") if isinstance(schema, Mapping) else None
+        for schema in (properties.values() if isinstance(properties, Mapping) else ())
+    )
+    return " ".join(text for text in about if isinstance(text, str))
+
+
+PARAMETER_WEIGHT = 0.5
+"""How much a word of a parameter's description counts beside one of the tool's own text. Nor do
+these words lengthen the tool's text for BM25 (as fields of BM25F): a tool whose parameters are
+described at length ("Accepts: ISO 8601 format (e.g., ...)") is not diluted by them."""
 
 
 # A URL or path ends before the punctuation that follows it in a sentence.
@@ -129,10 +142,20 @@ class IndexPart:
 
     __slots__ = ("docs", "language", "lengths", "postings", "total")
 
-    def __init__(self, documents: Iterable[str], language: str | None = DEFAULT_LANGUAGE) -> None:
+    def __init__(
+        self,
+        documents: Iterable[str],
+        language: str | None = DEFAULT_LANGUAGE,
+        extras: Iterable[str] | None = None,
+    ) -> None:
         self.language = language
-        self.docs = [Counter(terms(d, language)) for d in documents]
+        self.docs: list[Counter[str]] = [Counter(terms(d, language)) for d in documents]
         self.lengths = [sum(d.values()) for d in self.docs]
+        # Each document's extra text (its parameters' descriptions) adds its words at
+        # PARAMETER_WEIGHT, and nothing to the document's length.
+        for doc, extra in zip(self.docs, extras if extras is not None else (), strict=False):
+            for term, count in Counter(terms(extra, language)).items():
+                doc[term] += PARAMETER_WEIGHT * count  # type: ignore[assignment]
         self.total = sum(self.lengths)
         # Which documents hold each term: scoring touches only those, not the whole catalogue.
         self.postings: dict[str, list[int]] = {}

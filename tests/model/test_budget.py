@@ -9,11 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcpx_router.model._budget import (
+    PARAMETER_WEIGHT,
+    IndexPart,
     LexicalIndex,
     conversation_text,
     matches,
+    parameter_text,
     query_text,
     rank,
+    score_parts,
     shorten,
     tokens,
     tool_text,
@@ -97,12 +101,30 @@ def test_the_words_of_a_path_or_url_in_a_query_match_no_tool(words: list[str]) -
 def test_tool_text_reads_names_descriptions_and_parameters() -> None:
     schema = {"properties": {"repo_path": {"description": "Path to the Git repository"}, "n": {}}}
     assert tool_text("git_log", "Shows the commit logs", schema) == (
-        "git_log git_log Shows the commit logs repo_path Path to the Git repository n"
+        "git_log git_log Shows the commit logs repo_path n"
     )
-    assert tool_text("x", "X.", {"properties": {"a": "not a schema"}}) == "x x X. a"
-    # The repository's words in a parameter's description find the tool.
-    documents = ["echo Echo text message", tool_text("git_log", "Shows the commit logs", schema)]
-    assert rank(documents, "which repository")[0] == 1
+    assert parameter_text(schema) == "Path to the Git repository"
+    assert parameter_text({"properties": {"a": "not a schema", "b": {"description": 3}}}) == ""
+    assert parameter_text({"properties": ["a"]}) == parameter_text({}) == ""
+    # The words of a parameter's description find the tool, at PARAMETER_WEIGHT.
+    docs = ["echo Echo text message", tool_text("git_log", "Shows the commit logs", schema)]
+    extras = ["", parameter_text(schema)]
+    assert score_parts([IndexPart(docs, extras=extras)], "which repository")[0] == 0.0
+    assert score_parts([IndexPart(docs, extras=extras)], "which repository")[1] > 0.0
+
+
+def test_a_parameters_description_counts_less_and_lengthens_nothing() -> None:
+    own = IndexPart(["list the commits", "list the branches"])
+    described = IndexPart(["list the commits", "list the branches"], extras=["", "commits " * 50])
+    repeated = IndexPart(["list the commits", "list the branches " + "commits " * 50])
+    # The long description does not push the tool's own words down (its length is unchanged) ...
+    assert score_parts([described], "branches")[1] == score_parts([own], "branches")[1]
+    assert score_parts([repeated], "branches")[1] < score_parts([own], "branches")[1]
+    # ... and a word only there scores less than the same word in the tool's own text.
+    half = IndexPart(["x", "list the branches"], extras=["", "commits"])
+    full = IndexPart(["x", "list the branches commits"])
+    assert 0 < score_parts([half], "commits")[1] < score_parts([full], "commits")[1]
+    assert PARAMETER_WEIGHT == 0.5
 
 
 def test_an_index_answers_many_queries_like_fresh_rankings() -> None:
