@@ -88,7 +88,7 @@ class Catalogue:
 
     def select(self, fmt: Format, query: str, limit: int | None) -> tuple[dict[str, Any], ...]:
         """At most `limit` tools in one format: all of them when they fit, else those most relevant to
-        `query` (BM25 over names, descriptions and parameter names), in catalogue order."""
+        `query` (BM25 over names, descriptions and parameters), in catalogue order."""
         view = self.view(fmt)
         if limit is None or len(view) <= limit:
             return view

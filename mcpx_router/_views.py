@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._published import BUILDERS, Format, PublishedTool
-from .model._budget import IndexPart, rank_parts, score_parts, tool_text
+from .model._budget import IndexPart, parameter_text, rank_parts, score_parts, tool_text
 from .model._stemming import DEFAULT_LANGUAGE
 
 __all__ = ["Views"]
@@ -84,7 +84,8 @@ class Views:
                 cached = kept.get(peer)
                 if cached is None or cached[0] != stamp:
                     docs = (tool_text(t.name, t.description, t.parameters) for t in tools.values())
-                    cached = kept[peer] = (stamp, IndexPart(docs, self._language))
+                    extras = (parameter_text(t.parameters) for t in tools.values())
+                    cached = kept[peer] = (stamp, IndexPart(docs, self._language, extras))
                 parts.append(cached[1])
             self._ranked = (version, parts)
         return self._ranked[1]

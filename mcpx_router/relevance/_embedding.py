@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
+import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from operator import mul
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -22,13 +23,13 @@ import anyio
 
 from .._catalogue import PublishedTool
 from .._errors import EmbeddingError, UsageError
-from ..model._budget import tokens
+from ..model._budget import query_text, tokens
 from ._fusion import numpy_or_none
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["Embedder", "EmbeddingIndex", "OpenAIEmbedder", "embedding_text"]
+__all__ = ["Embedder", "EmbeddingIndex", "OpenAIEmbedder", "embedding_text", "first_sentence"]
 
 Vector: TypeAlias = tuple[float, ...]
 Embedder: TypeAlias = Callable[[list[str]], Sequence[Sequence[float]] | Awaitable[Sequence[Sequence[float]]]]
@@ -78,23 +79,30 @@ class OpenAIEmbedder:
 
 
 def embedding_text(tool: PublishedTool) -> str:
-    """What is embedded of a tool: its name on its peer (as words), title, the peer's description,
-    and its parameters' names with their descriptions (at most `MAX_TEXT` characters); not the
-    peer id, so the same tool of two peers embeds alike."""
+    """What is embedded of a tool: its name on its peer (as words), its title and the first
+    sentence of the peer's description (at most `MAX_TEXT` characters); not the peer id, so the
+    same tool of two peers embeds alike.
+
+    Not the rest of the description nor the parameters: a sentence model averages what it reads,
+    and a long description (notes, caveats, the parameters' details) drowns the one sentence that
+    says what the tool does (docs/evals.md measures both; BM25 reads all of it).
+    """
     description, title = tool.origin
-    properties = tool.parameters.get("properties")
-    parameters = []
-    for name, schema in properties.items() if isinstance(properties, Mapping) else ():
-        about = schema.get("description") if isinstance(schema, Mapping) else None
-        about = about.strip().rstrip(".") if isinstance(about, str) else ""
-        parameters.append(f"{name} ({about})" if about else str(name))
-    parts = [" ".join(tokens(tool.tool)) or tool.tool, title or "", description or ""]
-    if parameters:
-        parts.append("Parameters: " + ", ".join(parameters))
+    parts = [" ".join(tokens(tool.tool)) or tool.tool, title or "", first_sentence(description or "")]
     # Each part ends in one full stop, whether or not it had one.
     text = " ".join(f"{p.strip().rstrip('.')}." for p in parts if p and p.strip().rstrip("."))
-    # Embedding models take a few thousand tokens at most; a tool's first lines say what it does.
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n\s*\n")
+
+
+def first_sentence(text: str) -> str:
+    """`text` up to the end of its first sentence (a full stop, question or exclamation mark
+    followed by a space, or a blank line), without leading or trailing space."""
+    text = text.strip()
+    end = _SENTENCE_END.search(text)
+    return text[: end.start()].rstrip() if end else text
 
 
 def _tool_key(tool: PublishedTool) -> bytes:
@@ -158,11 +166,15 @@ class EmbeddingIndex:
             return [self._tools[key] for key in keys]
 
     async def query_vector(self, text: str) -> Vector:
-        """The unit vector of a query (the last few hundred are kept). Of a long query, the last
-        `MAX_TEXT` characters are embedded: the latest message is at the end of a conversation's."""
+        """The unit vector of a query (the last few hundred are kept), with its URLs and file paths
+        read as the words "url" and "path". Of a long query, the last `MAX_TEXT` characters are
+        embedded: the latest message is at the end of a conversation's."""
         return _as_tuple(await self._query_row(text))
 
     async def _query_row(self, text: str) -> Any:
+        # A URL or a file path is embedded as the word "url" or "path" (`query_text`): its own
+        # words are the user's data, not what the tool does.
+        text = query_text(text)
         text = text if len(text) <= MAX_TEXT else text[-MAX_TEXT:]
         vector = self._queries.get(text)
         if vector is None:

@@ -367,3 +367,29 @@ def test_the_evaluation_page_links_nothing_outside_the_repository() -> None:
     for target in targets:
         if target.startswith("#"):
             assert target[1:] in anchors, f"{target} names no heading of the page"
+
+
+async def test_misses_names_the_requests_below_k_and_what_ranked_above() -> None:
+    from benchmarks.evals.rankings import misses, ranks_by_ranking
+
+    requests = load_requests()[::15]
+    ranks = (await ranks_by_ranking(100, requests, None))["BM25"]
+    for k in (0, 1, 3):
+        lines = await misses(100, requests, None, k=k, above=2)
+        headers = [line for line in lines if line.startswith("#")]
+        assert len(headers) == sum(r is None or r > k for r in ranks)
+        for place, request in zip(ranks, requests, strict=True):
+            if place is None or place > k:
+                assert f"#{place} {request.tool}: {request.text!r}" in headers
+    everything = await misses(100, requests, None, k=0, above=2)
+    # Each missed request is followed by one to two distinct tools (a replica's copy is the same
+    # tool) that ranked above it, and none when it ranked first.
+    blocks = "\n".join(everything).split("\n#")
+    assert len(blocks) == len(requests)
+    for block, place in zip(blocks, ranks, strict=True):
+        above = [line.split()[0].split("__", 1)[1] for line in block.splitlines()[1:]]
+        assert len(set(above)) == len(above) <= 2
+        assert (len(above) == 0) is (place == 1)
+    assert await misses(100, requests, None, k=100) == []
+    with pytest.raises(ValueError, match="needs an embedder"):
+        await misses(100, requests, None, "blend 0.5")

@@ -5,8 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from mcpx_router.model._budget import LexicalIndex, conversation_text, matches, rank, shorten, tokens
+from mcpx_router.model._budget import (
+    PARAMETER_WEIGHT,
+    IndexPart,
+    LexicalIndex,
+    conversation_text,
+    matches,
+    parameter_text,
+    query_text,
+    rank,
+    score_parts,
+    shorten,
+    tokens,
+    tool_text,
+)
 
 
 @pytest.mark.parametrize(
@@ -49,6 +64,67 @@ def test_rank_puts_the_matching_documents_first_and_keeps_order_on_ties() -> Non
 def test_a_rare_term_outweighs_a_common_one() -> None:
     docs = ["get weather", "get time", "get file", "get zebra"]
     assert rank(docs, "get zebra")[0] == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Download https://example.com/pricing for me.", "Download  url  for me."),
+        ("Show the log of /home/ana/blog.", "Show the log of  path ."),
+        ("Open ~/notes.txt, ./src and ../up", "Open  path ,  path  and  path "),
+        ("(/tmp/x)", "( path )"),
+        ("at 16:00 Asia/Kolkata time", "at 16:00 Asia/Kolkata time"),  # not a path: a zone
+        ("merge acme/api into main", "merge acme/api into main"),  # nor an owner/repo
+        ("either/or", "either/or"),
+        ("Is it at https://a.b/c?d=e, or /srv/x?", "Is it at  url , or  path ?"),
+        ("and / or, km/h", "and / or, km/h"),
+    ],
+)
+def test_query_text_reads_urls_and_paths_as_what_they_are(text: str, expected: str) -> None:
+    assert query_text(text) == expected
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="/")))
+def test_a_query_without_a_slash_is_read_as_written(text: str) -> None:
+    assert query_text(text) == text
+
+
+@given(st.lists(st.from_regex(r"[a-z]{3,8}", fullmatch=True), min_size=1, max_size=4))
+def test_the_words_of_a_path_or_url_in_a_query_match_no_tool(words: list[str]) -> None:
+    documents = ["unrelated tool", " ".join(words) + " tool", "read a file at a path"]
+    for query in ("/" + "/".join(words), "https://example.com/" + "/".join(words)):
+        index = LexicalIndex(documents)
+        assert index.rank(query)[0] != 1
+    assert rank(documents, "open /" + "/".join(words))[0] == 2
+
+
+def test_tool_text_reads_names_descriptions_and_parameters() -> None:
+    schema = {"properties": {"repo_path": {"description": "Path to the Git repository"}, "n": {}}}
+    assert tool_text("git_log", "Shows the commit logs", schema) == (
+        "git_log git_log Shows the commit logs repo_path n"
+    )
+    assert parameter_text(schema) == "Path to the Git repository"
+    assert parameter_text({"properties": {"a": "not a schema", "b": {"description": 3}}}) == ""
+    assert parameter_text({"properties": ["a"]}) == parameter_text({}) == ""
+    # The words of a parameter's description find the tool, at PARAMETER_WEIGHT.
+    docs = ["echo Echo text message", tool_text("git_log", "Shows the commit logs", schema)]
+    extras = ["", parameter_text(schema)]
+    assert score_parts([IndexPart(docs, extras=extras)], "which repository")[0] == 0.0
+    assert score_parts([IndexPart(docs, extras=extras)], "which repository")[1] > 0.0
+
+
+def test_a_parameters_description_counts_less_and_lengthens_nothing() -> None:
+    own = IndexPart(["list the commits", "list the branches"])
+    described = IndexPart(["list the commits", "list the branches"], extras=["", "commits " * 50])
+    repeated = IndexPart(["list the commits", "list the branches " + "commits " * 50])
+    # The long description does not push the tool's own words down (its length is unchanged) ...
+    assert score_parts([described], "branches")[1] == score_parts([own], "branches")[1]
+    assert score_parts([repeated], "branches")[1] < score_parts([own], "branches")[1]
+    # ... and a word only there scores less than the same word in the tool's own text.
+    half = IndexPart(["x", "list the branches"], extras=["", "commits"])
+    full = IndexPart(["x", "list the branches commits"])
+    assert 0 < score_parts([half], "commits")[1] < score_parts([full], "commits")[1]
+    assert PARAMETER_WEIGHT == 0.5
 
 
 def test_an_index_answers_many_queries_like_fresh_rankings() -> None:

@@ -63,8 +63,12 @@ def test_the_last_commits_rank_git_log_among_the_first_8_of_the_git_server() -> 
 async def test_a_budget_of_8_over_the_real_servers_offers_git_log() -> None:
     async with adapter_with(real_peers(), max_tools=8) as adapter:
         assert "git__git_log" in offered(adapter, LAST_COMMITS)
+        assert "git__git_log" in offered(adapter, "display the logged history")
     async with adapter_with(real_peers(), max_tools=8, stemmer=None) as adapter:
-        assert "git__git_log" not in offered(adapter, LAST_COMMITS)
+        # git_log's parameters are described with "commits" as the request writes it; "logged"
+        # is only "logs" by its stem.
+        assert "git__git_log" in offered(adapter, LAST_COMMITS)
+        assert "git__git_log" not in offered(adapter, "display the logged history")
 
 
 async def test_the_tool_search_finds_git_log_for_the_last_commits() -> None:

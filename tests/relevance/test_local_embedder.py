@@ -89,7 +89,7 @@ async def test_the_adapter_ranks_with_it_in_one_argument(minilm: LocalEmbedder) 
         rec.tools[2] = mt.Tool(name="git_log", description="Show the history of commits.", input_schema=TEXT)
         assert await adapter.refresh_peer("p")
         ranked = await adapter.rank_tools("what hour is it in Lima?")  # the query's vector is kept
-        assert calls[-1] == ["git log. Show the history of commits. Parameters: text."]
+        assert calls[-1] == ["git log. Show the history of commits."]
         assert ranked[0][0].name == "p__get_current_time"
 
 
