@@ -38,7 +38,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from mcpx_router.mcpx import Gateway, GatewayConfig, TokenGrant, run_gateway
 from mcpx_router.mcpx._keepalive import keepalive_settings
-from mcpx_router.mcpx._serve import GC_OLDEST, serve_asgi, tune_gc
+from mcpx_router.mcpx.gateway._serve import GC_OLDEST, serve_asgi, tune_gc
 
 from ._lag import GcLog, LagProbe
 

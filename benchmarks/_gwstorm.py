@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcpx_router.mcpx._serve import GC_OLDEST
+from mcpx_router.mcpx.gateway._serve import GC_OLDEST
 
 from ._gwload import cpu_seconds
 from ._lag import gc_summary, lag_summary

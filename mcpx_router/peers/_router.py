@@ -16,8 +16,8 @@ from .._backoff import Reconnect
 from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError, UsageError
 from .._naming import check_peer_id
 from ..groups._grouping import GroupOptions
-from ..mcpx._pace import DEFAULT_SEND_RATE
 from ..mcpx._topic_options import ConnectionOptions
+from ..mcpx.client._pace import DEFAULT_SEND_RATE
 from ._callbacks import PeerCallbacks
 from ._content import ContentStore
 from ._content_face import ContentFace

@@ -308,8 +308,8 @@ def after_import() -> set[str]:
 def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> None:
     assert sorted(m for m in after_import if m.split(".")[0] in HEAVY) == []
     lazy = {
-        "mcpx_router.mcpx._gateway",
-        "mcpx_router.mcpx._serve",
+        "mcpx_router.mcpx.gateway._gateway",
+        "mcpx_router.mcpx.gateway._serve",
         "mcpx_router.mcpx._ws",
         "mcpx_router.loop",
         # loaded by the first call, the first strict or JSON-string tool, the first topic joined
@@ -319,10 +319,10 @@ def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> No
         # the first calls written as text (`text_calls=True`)
         "mcpx_router.model._text_calls",
         "mcpx_router.model._written_calls",
-        "mcpx_router.mcpx._topic",
-        "mcpx_router.mcpx._participant",
+        "mcpx_router.mcpx.client._topic",
+        "mcpx_router.mcpx.client._participant",
         "mcpx_router.mcpx._envelope",
-        "mcpx_router.mcpx._bridge",
+        "mcpx_router.mcpx.bridge._bridge",
         "mcpx_router.sync",
         "mcpx_router.integrations",
         "mcpx_router.integrations.agents",
@@ -352,8 +352,8 @@ def test_what_loads_lazily_loads_when_used() -> None:
         "mcpx_router.model._validation",
         "mcpx_router.model._strict",
         "mcpx_router.model._jsonstring",
-        "mcpx_router.mcpx._topic",
-        "mcpx_router.mcpx._participant",
+        "mcpx_router.mcpx.client._topic",
+        "mcpx_router.mcpx.client._participant",
     } <= loaded
 
 
@@ -421,8 +421,8 @@ def test_the_gateway_side_loads_when_used() -> None:
     assert {
         "hypercorn",
         "starlette.applications",
-        "mcpx_router.mcpx._gateway",
-        "mcpx_router.mcpx._serve",
+        "mcpx_router.mcpx.gateway._gateway",
+        "mcpx_router.mcpx.gateway._serve",
     } <= loaded
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         _ = mcpx_router.mcpx.nothing_here  # type: ignore[attr-defined]
