@@ -22,7 +22,7 @@ from .._dispatch import (
     run_on_peer,
     success,
 )
-from ..model._arguments import ArgumentsError, parse_arguments
+from ..model.arguments._arguments import ArgumentsError, parse_arguments
 from ._choosing import Chooser, MemberState
 from ._groups import Group
 from ._reputation import Reputation
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from .._catalogue import Catalogue
     from .._published import PublishedTool
-    from ..model._calls import ToolCall
+    from ..model.calls._calls import ToolCall
 
 __all__ = ["FailoverMode", "GroupCaller", "GroupFailover"]
 

@@ -26,10 +26,17 @@ from .._catalogue import Format, PublishedTool
 from .._dispatch import check_limit
 from .._errors import UnknownToolError, UsageError
 from .._naming import is_legal_name
-from ..model._arguments import ArgumentsError, parse_arguments
-from ..model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
 from ..model._schema import chat_tool, legacy_function, responses_tool
 from ..model._search_hints import SUGGESTED, hint, hinted, query_of
+from ..model.arguments._arguments import ArgumentsError, parse_arguments
+from ..model.calls._calls import (
+    ToolCall,
+    answer,
+    client_search,
+    parse_tool_call,
+    search_output,
+    tool_call_items,
+)
 from ._ranking import query_text
 
 if TYPE_CHECKING:
@@ -38,7 +45,7 @@ if TYPE_CHECKING:
     from openai.types.shared_params import FunctionDefinition
 
     from .._adapter import OpenAIPeerToolAdapter
-    from ..model._text_calls import Resolve
+    from ..model.calls._text_calls import Resolve
 
 __all__ = ["ToolSearch"]
 
@@ -134,14 +141,14 @@ class ToolSearch:
     def recover_text_calls(self, message: Any) -> ChatCompletionAssistantMessageParam | None:
         """As the adapter's `recover_text_calls`, the search function's name known too: a model
         that writes its calls as text can search."""
-        from ..model._written_calls import chat_with_text_calls
+        from ..model.calls._written_calls import chat_with_text_calls
 
         recovered = chat_with_text_calls(message, self._written_names())
         return cast("ChatCompletionAssistantMessageParam | None", recovered)
 
     def recover_text_call_items(self, response: Any) -> list[ResponseInputItemParam] | None:
         """As the adapter's `recover_text_call_items`, the search function's name known too."""
-        from ..model._written_calls import responses_with_text_calls
+        from ..model.calls._written_calls import responses_with_text_calls
 
         items = responses_with_text_calls(response, self._written_names())
         return cast("list[ResponseInputItemParam] | None", items)

@@ -313,12 +313,12 @@ def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> No
         "mcpx_router.mcpx._ws",
         "mcpx_router.loop",
         # loaded by the first call, the first strict or JSON-string tool, the first topic joined
-        "mcpx_router.model._validation",
-        "mcpx_router.model._strict",
-        "mcpx_router.model._jsonstring",
+        "mcpx_router.model.arguments._validation",
+        "mcpx_router.model.strict._strict",
+        "mcpx_router.model.arguments._jsonstring",
         # the first calls written as text (`text_calls=True`)
-        "mcpx_router.model._text_calls",
-        "mcpx_router.model._written_calls",
+        "mcpx_router.model.calls._text_calls",
+        "mcpx_router.model.calls._written_calls",
         "mcpx_router.mcpx.client._topic",
         "mcpx_router.mcpx.client._participant",
         "mcpx_router.mcpx._envelope",
@@ -349,9 +349,9 @@ def test_what_loads_lazily_loads_when_used() -> None:
     )
     assert {
         "jsonschema",
-        "mcpx_router.model._validation",
-        "mcpx_router.model._strict",
-        "mcpx_router.model._jsonstring",
+        "mcpx_router.model.arguments._validation",
+        "mcpx_router.model.strict._strict",
+        "mcpx_router.model.arguments._jsonstring",
         "mcpx_router.mcpx.client._topic",
         "mcpx_router.mcpx.client._participant",
     } <= loaded
