@@ -19,8 +19,9 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from . import bench_router, catalogue, dispatch, facade, gateway, groups, growth, imports, names, tracing
+from . import bench_router, catalogue, dispatch, facade, groups, growth, imports, names, tracing
 from ._common import Row, Settings, machine, print_table, revision
+from .mcpx import gateway
 
 BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
     dispatch.NAME: dispatch.run,
@@ -37,9 +38,9 @@ BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
 
 # With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.
 COMPARED = {
-    dispatch.NAME: ".compare_dispatch",
-    catalogue.NAME: ".compare_catalogue",
-    bench_router.NAME: ".compare_change",
+    dispatch.NAME: ".compare.compare_dispatch",
+    catalogue.NAME: ".compare.compare_catalogue",
+    bench_router.NAME: ".compare.compare_change",
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.gateway import one_run
+from benchmarks.mcpx.gateway import one_run
 
 pytestmark = pytest.mark.anyio
 

@@ -1,8 +1,8 @@
 """Recall@k of the lexical ranking with and without stemming, on labelled requests.
 
-    python -m benchmarks.stemming                              # the 45 requests of _labelled.py
-    python -m benchmarks.stemming --requests benchmarks/evals/requests.json   # and a JSON set
-    python -m benchmarks.stemming --timing                     # also what stemming costs
+    python -m benchmarks.ranking.stemming                              # the 45 requests of _labelled.py
+    python -m benchmarks.ranking.stemming --requests benchmarks/evals/requests.json   # and a JSON set
+    python -m benchmarks.ranking.stemming --timing                     # also what stemming costs
 
 Each request is ranked by `OpenAIPeerToolAdapter.rank_tools` (BM25, no embedder) with
 `stemmer=None` (words as they are) and `stemmer="english"` (the default); recall@k is the share
@@ -112,7 +112,9 @@ def table(rows: Sequence[tuple[str, ...]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.stemming", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.ranking.stemming", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--requests", type=Path, action="append", default=[], help="a labelled JSON set")
     parser.add_argument("--timing", action="store_true", help="also time the index and a query")
     parser.add_argument("--verbose", action="store_true", help="print each request whose rank changed")

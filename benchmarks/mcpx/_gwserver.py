@@ -1,6 +1,6 @@
 """The server side of the gateway benchmark, in a process of its own: our gateway, or the floor.
 
-    python -m benchmarks._gwserver --kind gateway|floor --backend asyncio|trio --participants N
+    python -m benchmarks.mcpx._gwserver --kind gateway|floor --backend asyncio|trio --participants N
         [--lag] [--gc-oldest N]
 
 Prints its base URL on one line, serves until its standard input closes, then shuts down. With
@@ -160,7 +160,7 @@ async def serve(kind: str, participants: int, lag: bool = False, gc_oldest: int 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks._gwserver")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.mcpx._gwserver")
     parser.add_argument("--kind", choices=("gateway", "floor"), required=True)
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     parser.add_argument("--participants", type=int, required=True)

@@ -1,6 +1,6 @@
 """A topic filled from empty all at once, as after a gateway restart, with calls running through it.
 
-    python -m benchmarks._gwstorm --participants N [--presence batched] [--spread S] [--pairs P]
+    python -m benchmarks.mcpx._gwstorm --participants N [--presence batched] [--spread S] [--pairs P]
         [--quiet SHARE] [--generators G] [--profile FILE] [--gc-oldest N]
 
 Starts our gateway (`_gwserver`, its own process; rate limit lifted, presence batches every
@@ -42,7 +42,7 @@ from mcpx_router.mcpx.gateway._serve import GC_OLDEST
 from ._gwload import cpu_seconds
 from ._lag import gc_summary, lag_summary
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _spawn(*args: str) -> asyncio.subprocess.Process:
@@ -86,7 +86,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     if args.generators > 1 and presence != "batched":
         raise SystemExit("--generators above 1 needs --presence batched (the fill is judged per process)")
     server = await _spawn(
-        "benchmarks._gwserver",
+        "benchmarks.mcpx._gwserver",
         "--kind",
         "gateway",
         "--participants",
@@ -101,7 +101,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
         url = await _line(server)
         common = ["--url", url, "--server-pid", str(server.pid), "--presence", presence]
         pairs = await _spawn(
-            "benchmarks._gwstorm_part",
+            "benchmarks.mcpx._gwstorm_part",
             "--role",
             "pairs",
             *common,
@@ -118,7 +118,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
             count = storm // args.generators + (1 if g < storm % args.generators else 0)
             generators.append(
                 await _spawn(
-                    "benchmarks._gwstorm_part",
+                    "benchmarks.mcpx._gwstorm_part",
                     "--role",
                     "storm",
                     *common,
@@ -190,7 +190,7 @@ def _lags(gateway: Any, pairs: Any, storm: list[Any], start: float, end: float) 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks._gwstorm")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.mcpx._gwstorm")
     parser.add_argument("--participants", type=int, required=True)
     parser.add_argument("--presence", choices=("batched",))
     parser.add_argument("--spread", type=float, default=5.0, help="seconds the reconnects are spread over")

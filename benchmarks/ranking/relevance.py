@@ -1,7 +1,7 @@
 """Recall@k of the tool ranking on a labelled set: lexical (BM25) against embeddings.
 
-    python -m benchmarks.relevance             # BM25 and the hashed n-gram embedder
-    python -m benchmarks.relevance --minilm    # also all-MiniLM-L6-v2 (see below)
+    python -m benchmarks.ranking.relevance             # BM25 and the hashed n-gram embedder
+    python -m benchmarks.ranking.relevance --minilm    # also all-MiniLM-L6-v2 (see below)
 
 Each request of `_labelled.LABELLED` is ranked against the catalogue by
 `OpenAIPeerToolAdapter.rank_tools`; recall@k is the share of requests whose right tool is
@@ -108,7 +108,7 @@ def table(rows: Sequence[tuple[str, str, dict[int, float]]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.relevance", description=__doc__.split("\n")[0]
+        prog="python -m benchmarks.ranking.relevance", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--minilm", action="store_true", help="also rank with all-MiniLM-L6-v2")
     args = parser.parse_args(argv)

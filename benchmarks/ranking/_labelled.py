@@ -15,7 +15,7 @@ from pathlib import Path
 
 import mcp_types as mt
 
-FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "support" / "fixtures" / "tool_schemas"
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "support" / "fixtures" / "tool_schemas"
 PEER_OF = {
     "mcp-server-time": "time",
     "mcp-server-fetch": "fetch",

@@ -47,7 +47,7 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from ._common import Row, Settings, fmt_bytes, fmt_seconds, median
+from .._common import Row, Settings, fmt_bytes, fmt_seconds, median
 
 NAME = "gateway"
 
@@ -55,7 +55,7 @@ SIZES = (100, 1_000, 5_000)
 QUICK_SIZES = (100, 1_000)
 WINDOW = 4
 PAIRS = 50
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +91,7 @@ class Run:
 
 
 def _command(module: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", f"benchmarks.{module}", *args]
+    return [sys.executable, "-m", f"benchmarks.mcpx.{module}", *args]
 
 
 async def one_run(

@@ -3,7 +3,7 @@
 One idea: the cheapest client of many participants, its codec, its frames and its phases in one
 place, so that what it costs per frame can be read at a glance.
 
-    python -m benchmarks._gwload --url URL --kind gateway|floor --participants N --server-pid PID
+    python -m benchmarks.mcpx._gwload --url URL --kind gateway|floor --participants N --server-pid PID
         [--presence batched]
 
 Prints one JSON object (`LoadResult`). Every participant is an `asyncio.Protocol` over a plain
@@ -413,7 +413,7 @@ class Load:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks._gwload")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.mcpx._gwload")
     parser.add_argument("--url", required=True)
     parser.add_argument("--kind", choices=("gateway", "floor"), required=True)
     parser.add_argument("--participants", type=int, required=True)

@@ -23,8 +23,9 @@ from mcp.server.mcpserver import MCPServer
 
 from mcpx_router import OpenAIPeerToolAdapter
 
-from . import _rival_catalogues, catalogue
-from ._common import Row, Settings, collect, fmt_seconds, median
+from .. import catalogue
+from .._common import Row, Settings, collect, fmt_seconds, median
+from . import _rival_catalogues
 
 NAME = catalogue.NAME
 

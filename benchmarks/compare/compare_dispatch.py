@@ -20,8 +20,9 @@ import mcp
 
 from mcpx_router import OpenAIPeerToolAdapter
 
-from . import _rivals, dispatch
-from ._common import Row, Settings, fmt_seconds, median
+from .. import dispatch
+from .._common import Row, Settings, fmt_seconds, median
+from . import _rivals
 
 NAME = dispatch.NAME
 

@@ -1,6 +1,6 @@
 """One process of the storm benchmark (`_gwstorm.py` starts them): the calling pairs, or a share of the storm.
 
-    python -m benchmarks._gwstorm_part --role pairs|storm --url URL --presence batched|each ...
+    python -m benchmarks.mcpx._gwstorm_part --role pairs|storm --url URL --presence batched|each ...
 
 Each runs its own event loop with a loop-lag probe (`_lag.py`), so that a stall is seen in the
 process that stalled, and talks to the orchestrator over its standard input and output, one line
@@ -132,7 +132,7 @@ async def main_async(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks._gwstorm_part")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.mcpx._gwstorm_part")
     parser.add_argument("--role", choices=("pairs", "storm"), required=True)
     parser.add_argument("--url", required=True)
     parser.add_argument("--server-pid", type=int, required=True)
