@@ -24,7 +24,7 @@ from mcpx_router.mcpx import (
 from ...support.mcpx_support import eventually, raw_peer
 
 TOPIC = "room"
-SERVER = [sys.executable, str(Path(__file__).parent.parent / "support" / "mcpx_stdio_server.py")]
+SERVER = [sys.executable, str(Path(__file__).parents[2] / "support" / "mcpx_stdio_server.py")]
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ from ...support.mcpx_support import RawPeer, raw_peer
 pytestmark = pytest.mark.anyio
 
 TOPIC = "room"
-SUPPORT = Path(__file__).parent.parent / "support"
+SUPPORT = Path(__file__).parents[2] / "support"
 SERVER = [sys.executable, str(SUPPORT / "mcpx_stdio_server.py")]
 TINY = [sys.executable, str(SUPPORT / "tiny_stdio_server.py")]
 UNKNOWN = ("2099-01-01", "2023-01-01")

@@ -18,7 +18,7 @@ from mcpx_router.model._outbound_rules import check_parameters
 from mcpx_router.model.strict._strict import StrictOutcome, check_strict, make_strict, strip_added_nulls
 from mcpx_router.model.strict._strict_limits import resolve_local_ref
 
-FIXTURES = Path(__file__).parent.parent / "support" / "fixtures" / "tool_schemas"
+FIXTURES = Path(__file__).parents[2] / "support" / "fixtures" / "tool_schemas"
 
 
 def _real_schemas() -> list[Any]:
