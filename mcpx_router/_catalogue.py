@@ -18,7 +18,7 @@ from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
 from .model._shape import schema_shape
 from .model._stemming import DEFAULT_LANGUAGE
-from .relevance._unknown import UnknownNames
+from .model._unknown import UnknownNames
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 

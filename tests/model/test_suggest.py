@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from benchmarks.names import WORDS, misspell
 from mcpx_router._catalogue import Catalogue
-from mcpx_router.relevance._suggest import MOST, NameSuggester, _Keys
+from mcpx_router.model._suggest import MOST, NameSuggester, _Keys
 
 TOOLS = [
     ("docs", "search"),
