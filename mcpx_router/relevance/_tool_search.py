@@ -19,13 +19,13 @@ When every tool fits, the tool lists are exactly the adapter's own, with no sear
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from .._answering import UNSET
+from .._answering import UNSET, Answerer
 from .._catalogue import Format, PublishedTool
 from .._dispatch import check_limit
 from .._errors import UnknownToolError, UsageError
-from .._naming import is_legal_name
+from .._naming import ToolKey, is_legal_name
 from ..model._schema import chat_tool, legacy_function, responses_tool
 from ..model._search_hints import SUGGESTED, hint, hinted, query_of
 from ..model.arguments._arguments import ArgumentsError, parse_arguments
@@ -44,10 +44,45 @@ if TYPE_CHECKING:
     from openai.types.responses import ResponseInputItemParam, ToolParam
     from openai.types.shared_params import FunctionDefinition
 
-    from .._adapter import OpenAIPeerToolAdapter
     from ..model.calls._text_calls import Resolve
 
-__all__ = ["ToolSearch"]
+__all__ = ["SearchedAdapter", "ToolSearch"]
+
+
+class SearchedAdapter(Protocol):
+    """What a tool search asks of the adapter it serves (an `OpenAIPeerToolAdapter`): its tools,
+    their ranking and lists, and its dispatch. The adapter sits above `relevance/`: it ranks its
+    tools through it, and is asked through this protocol."""
+
+    _answerer: Answerer
+
+    @property
+    def tools(self) -> tuple[PublishedTool, ...]: ...
+
+    @property
+    def max_tools(self) -> int | None: ...
+
+    def resolve(self, name: str) -> ToolKey: ...
+
+    async def rank_tools(
+        self, relevant_to: str | Iterable[Any] | None
+    ) -> list[tuple[PublishedTool, float]]: ...
+
+    async def dispatch(
+        self, tool_calls: Any, *, call_timeout: float | None = ..., text_calls: bool = ...
+    ) -> list[Any]: ...
+
+    def get_openai_tools(
+        self, *, relevant_to: str | Iterable[Any] | None = ..., max_tools: int | None = ...
+    ) -> tuple[Any, ...]: ...
+
+    def get_responses_tools(
+        self, *, relevant_to: str | Iterable[Any] | None = ..., max_tools: int | None = ...
+    ) -> tuple[Any, ...]: ...
+
+    def get_openai_functions(
+        self, *, relevant_to: str | Iterable[Any] | None = ..., max_tools: int | None = ...
+    ) -> tuple[Any, ...]: ...
 
 _PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -94,7 +129,7 @@ class ToolSearch:
 
     def __init__(
         self,
-        adapter: OpenAIPeerToolAdapter,
+        adapter: SearchedAdapter,
         *,
         per_search: int = 8,
         offered: int | None = None,
@@ -299,7 +334,7 @@ class ToolSearch:
         return build(self.name, description, _PARAMETERS, strict=False)
 
 
-def _full_view(adapter: OpenAIPeerToolAdapter, fmt: Format) -> tuple[dict[str, Any], ...]:
+def _full_view(adapter: SearchedAdapter, fmt: Format) -> tuple[dict[str, Any], ...]:
     """Every published tool in `fmt`, in catalogue order (the adapter's cached tuple)."""
     if fmt == "chat":
         return cast("tuple[dict[str, Any], ...]", adapter.get_openai_tools(max_tools=None))

@@ -3,7 +3,8 @@
 Every module's imports are read with `ast` (those under TYPE_CHECKING and inside functions
 too), resolved to module names, and checked against the rules; `import mcpx_router` is run in a
 fresh interpreter to check that nothing heavy loads with it. The shape rules are here too: how
-many modules the top of the package holds, how long a module may be, no class made of mixins.
+many modules a package holds at any level, families of modules in sub-packages of their own, the
+tests folders mirroring the packages, how long a module may be, no class made of mixins.
 """
 
 from __future__ import annotations
@@ -28,13 +29,22 @@ FAMILIES = ("groups", "relevance")
 """The core's families: packages of the core's own, each plugged in by the few modules named in SOCKETS."""
 SOCKETS = {
     "groups": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._answering", "mcpx_router._catalogue"},
-    "relevance": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._catalogue", "mcpx_router.loop"},
+    "relevance": {"mcpx_router", "mcpx_router._adapter", "mcpx_router.loop"},
 }
 """The modules of the core (outside the families) that may import each family."""
 MAX_LINES = 400
 ONE_IDEA = "One idea:"
 """A module over MAX_LINES says why it is one idea, in its docstring, on a line starting with this."""
-MAX_TOP_LEVEL = 16
+MAX_MODULES = 16
+"""The most modules (its __init__ counted) one package holds directly, at every level."""
+FAMILY = 3
+"""This many modules of one package named alike (`_strict`, `_strict_input`, `_strict_rules`) are a
+family: they live in a sub-package of their own, named after them."""
+REPO = PACKAGE.parent
+TESTS = REPO / "tests"
+TESTS_OF_THEIR_OWN = {"core", "support", "typing", "evals"}
+"""The tests folders that mirror no sub-package: the package's top modules (core), the helpers,
+the type-checking tests, and benchmarks/evals."""
 
 
 def _module_name(path: Path) -> str:
@@ -220,6 +230,69 @@ def test_no_modules_import_each_other_even_for_types() -> None:
     assert cycles == []
 
 
+def _unit(package: str, name: str) -> str | None:
+    """What `name` is one of, seen from `package`: the module or sub-package directly in it."""
+    if not name.startswith(f"{package}."):
+        return None
+    return f"{package}.{name[len(package) + 1 :].split('.')[0]}"
+
+
+def _package_circles(package: str, imports: dict[str, list[str]]) -> list[list[str]]:
+    """The circles among the modules and sub-packages directly in `package`, each sub-package
+    counted as one (with everything in it): Tarjan's strongly connected components."""
+    graph: dict[str, set[str]] = {}
+    for name, targets in imports.items():
+        if (source := _unit(package, name)) is None:
+            continue
+        for target in targets:
+            if (unit := _unit(package, target)) is not None and unit != source:
+                graph.setdefault(source, set()).add(unit)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for target in sorted(graph.get(name, ())):
+            if target not in index:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in stack:
+                low[name] = min(low[name], index[target])
+        if low[name] == index[name]:
+            component = []
+            while (top := stack.pop()) != name:
+                component.append(top)
+            if component:
+                circles.append(sorted([*component, name]))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return circles
+
+
+def test_packages_form_layers_at_every_level() -> None:
+    """No circle between packages: in every package, its modules and sub-packages (each as one)
+    import each other in one direction only (TYPE_CHECKING imports count)."""
+    packages = sorted(name for name, path in MODULES.items() if path.name == "__init__.py")
+    assert {package: circles for package in packages if (circles := _package_circles(package, edges()))} == {}
+
+
+def test_a_circle_between_packages_is_found() -> None:
+    imports = {
+        "p.a": ["p.sub.x"],
+        "p.sub.x": ["p.sub.y"],
+        "p.sub.y": ["p.b"],
+        "p.b": ["p.a"],
+        "p.c": ["p.sub.x"],
+    }
+    assert _package_circles("p", imports) == [["p.a", "p.b", "p.sub"]]
+    assert _package_circles("p.sub", imports) == []
+
+
 def _says_it_is_one_idea(path: Path) -> bool:
     docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
     lines = docstring.splitlines()
@@ -246,9 +319,63 @@ def test_a_module_claims_the_exemption_with_a_docstring_line(tmp_path: Path) -> 
     assert [_says_it_is_one_idea(p) for p in (claims, silent, empty)] == [True, False, False]
 
 
-def test_the_top_of_the_package_holds_at_most_sixteen_modules() -> None:
-    top = sorted(name for name, path in MODULES.items() if path.parent == PACKAGE)
-    assert len(top) <= MAX_TOP_LEVEL, top
+def _packages(root: Path) -> list[Path]:
+    return sorted(init.parent for init in root.rglob("__init__.py"))
+
+
+def _crowded(root: Path) -> dict[str, int]:
+    return {
+        str(folder.relative_to(REPO)): count
+        for folder in _packages(root)
+        if (count := len(list(folder.glob("*.py")))) > MAX_MODULES
+    }
+
+
+def test_every_package_holds_at_most_sixteen_modules_at_every_level() -> None:
+    assert _crowded(PACKAGE) == {}
+    assert _crowded(REPO / "benchmarks") == {}
+
+
+def _families(folder: Path) -> dict[str, list[str]]:
+    """Modules of one folder named alike (the first word of the name), three or more of them,
+    unless the folder is named after them."""
+    named: dict[str, list[str]] = {}
+    for path in folder.glob("_*.py"):
+        if not path.stem.startswith("__"):
+            named.setdefault(path.stem.lstrip("_").split("_")[0], []).append(path.stem)
+    return {
+        word: sorted(stems) for word, stems in named.items() if len(stems) >= FAMILY and word != folder.name
+    }
+
+
+def test_a_family_of_modules_has_a_sub_package_of_its_own() -> None:
+    crowds = {
+        str(folder.relative_to(REPO)): families
+        for root in (PACKAGE, REPO / "benchmarks")
+        for folder in _packages(root)
+        if (families := _families(folder))
+    }
+    assert crowds == {}
+
+
+def test_the_family_rule_finds_a_family(tmp_path: Path) -> None:
+    for stem in ("_auth", "_auth_config", "_auth_errors", "_link", "_link_state"):
+        (tmp_path / f"{stem}.py").write_text("")
+    assert _families(tmp_path) == {"auth": ["_auth", "_auth_config", "_auth_errors"]}
+    named = tmp_path / "auth"
+    named.mkdir()
+    for stem in ("_auth", "_auth_config", "_auth_errors"):
+        (named / f"{stem}.py").write_text("")
+    assert _families(named) == {}
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """tests/X/Y holds the tests of mcpx_router/X/Y; every sub-package has its folder of tests."""
+    folders = {folder.relative_to(TESTS) for folder in _packages(TESTS) if folder != TESTS}
+    own = {f for f in folders if f.parts[0] in TESTS_OF_THEIR_OWN}
+    packages = {folder.relative_to(PACKAGE) for folder in _packages(PACKAGE) if folder != PACKAGE}
+    assert sorted(map(str, folders - own - packages)) == []
+    assert sorted(map(str, packages - folders)) == []
 
 
 def test_no_class_is_built_from_methods_mixins() -> None:
