@@ -293,6 +293,47 @@ def test_a_circle_between_packages_is_found() -> None:
     assert _package_circles("p.sub", imports) == []
 
 
+MAX_REENTRIES = 4
+"""A Chat tool call's path re-enters, by a call, this many modules it had left (measured by
+`python -m benchmarks.layout`, drawn in docs/architecture.md)."""
+
+
+def test_a_tool_calls_path_calls_only_down_the_import_graph() -> None:
+    """From `dispatch` to the peer session and back (recorded by `python -m benchmarks.layout`):
+    every call from one module into another goes down the import graph, and the path reaches the
+    session and the result rendering. A module entered again after the path left it is listed by
+    the benchmark (docs/architecture.md draws the path)."""
+    from benchmarks.layout import below, reentries, steps
+
+    path = steps()
+    calls = [(source, target, function) for way, source, target, function in path if way == "call"]
+    assert [call for call in calls if call[1] not in below(call[0])] == []
+    assert calls[0][0] == "mcpx_router._adapter"
+    entered = {target for _, target, _ in calls}
+    assert {"mcpx_router._answering", "mcpx_router._dispatch", "mcpx_router._session"} <= entered
+    assert {"mcpx_router.model._results", "mcpx_router.model.calls._calls"} <= entered
+    # every call returns: the path ends where it started
+    assert path[-1][0] == "return" and path[-1][2] == "mcpx_router._adapter"
+    # The module a call re-enters after the path left it: the answering (prepared calls, then their
+    # answers, around the adapter's concurrent run) and the dispatch (prepared, then run). Fewer is
+    # better; more fails.
+    assert len(reentries(path)) <= MAX_REENTRIES, reentries(path)
+
+
+def test_the_downward_rule_sees_an_upward_call() -> None:
+    from benchmarks.layout import below, reentries
+
+    assert "mcpx_router._dispatch" in below("mcpx_router._adapter")
+    assert "mcpx_router._adapter" not in below("mcpx_router._dispatch")
+    path = [
+        ("call", "a", "b", "f"),
+        ("return", "b", "a", "f"),
+        ("call", "a", "b", "g"),
+        ("call", "b", "c", "h"),
+    ]
+    assert reentries(path) == [("call", "a", "b", "g")]
+
+
 def _says_it_is_one_idea(path: Path) -> bool:
     docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
     lines = docstring.splitlines()
