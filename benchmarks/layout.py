@@ -13,6 +13,7 @@ the import graph (`below`), and the modules entered again by a call after the pa
 
 from __future__ import annotations
 
+import argparse
 import functools
 import sys
 from types import CodeType, FrameType
@@ -173,7 +174,10 @@ def reentries(path: list[Step]) -> list[Step]:
     return again
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks layout` (or `python -m benchmarks.layout`): print the figures."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks layout", description=__doc__.splitlines()[0])
+    parser.parse_args(argv)
     top = top_level()
     print(f"modules at the top of mcpx_router/: {len(top)}")
     print("  " + " ".join(name.removeprefix("mcpx_router.") for name in top))
@@ -196,6 +200,7 @@ def main() -> None:
         arrow = "->" if way == "call" else "<-"
         names = f"{ends[0].removeprefix('mcpx_router.')} {arrow} {ends[1].removeprefix('mcpx_router.')}"
         print(f"  {names}  {function if way == 'call' else ''}{mark}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -42,9 +42,9 @@ FAMILY = 3
 family: they live in a sub-package of their own, named after them."""
 REPO = PACKAGE.parent
 TESTS = REPO / "tests"
-TESTS_OF_THEIR_OWN = {"core", "support", "typing", "evals"}
+TESTS_OF_THEIR_OWN = {"core", "support", "typing", "evals", "benchmarks"}
 """The tests folders that mirror no sub-package: the package's top modules (core), the helpers,
-the type-checking tests, and benchmarks/evals."""
+the type-checking tests, benchmarks/evals and the benchmarks' entry point."""
 
 
 def _module_name(path: Path) -> str:
