@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from mcpx_router import OpenAIPeerToolAdapter
-from mcpx_router.model._repair import repair_arguments
-from mcpx_router.model._validation import prepare_arguments
+from mcpx_router.model.arguments._repair import repair_arguments
+from mcpx_router.model.arguments._validation import prepare_arguments
 
 from ..support._model_peers import RecordingPeer, connected
 from ..support._openai_replay import one_turn
