@@ -18,8 +18,8 @@ from mcpx_router import OpenAIPeerToolAdapter
 from mcpx_router.model.arguments._repair import repair_arguments
 from mcpx_router.model.arguments._validation import prepare_arguments
 
-from ..support._model_peers import RecordingPeer, connected
-from ..support._openai_replay import one_turn
+from ...support._model_peers import RecordingPeer, connected
+from ...support._openai_replay import one_turn
 
 SCALAR_TYPES = ["integer", "number", "boolean", "string", "null"]
 STRINGS = (
