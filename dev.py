@@ -7,6 +7,8 @@
     python3 dev.py bench    # run the benchmarks and print their ratios
     python3 dev.py bench --compare  # the same, with the competitors of the `bench` extra
     python3 dev.py lint     # ruff and mypy only
+    python3 dev.py docs     # serve the documentation site on http://127.0.0.1:8000 (mkdocs.yml)
+    python3 dev.py docs --build  # build it into site/ with --strict, as the test suite does
 """
 
 from __future__ import annotations
@@ -122,8 +124,13 @@ def main(argv: list[str]) -> None:
         if "--compare" in rest:
             _run(PY, "-m", "pip", "install", "--quiet", "-e", ".[dev,bench]")
         _run(PY, "-m", "benchmarks", *rest)
+    elif task == "docs":
+        if "--build" in rest:
+            _run(PY, "-m", "mkdocs", "build", "--strict", *(a for a in rest if a != "--build"))
+        else:
+            _run(PY, "-m", "mkdocs", "serve", *rest)
     elif task != "setup":
-        sys.exit(f"unknown task {task!r}; use demo, test, bench, lint or setup")
+        sys.exit(f"unknown task {task!r}; use demo, test, bench, lint, docs or setup")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """The one entry point: `python -m benchmarks [--quick] [--compare] [--backend trio] [NAME ...]`.
 
-`python -m benchmarks evals ...` runs the tool-selection evaluation (benchmarks/evals, docs/evals.md).
+`python -m benchmarks evals|relevance|stemming|layout|callpath|hostile [OPTIONS]` runs one of the benchmarks
+with options of their own, the tool-selection evaluation among them (benchmarks/evals,
+docs/evals.md). `--help` lists them all. Each benchmark's module is imported only when it runs,
+so `--help` needs nothing beyond the package and any one benchmark only what it imports.
 
 Every figure is a ratio against a baseline measured in the same run, interleaved with it, so
 a noisy machine moves both sides alike. The summary at the end is a Markdown table, ready for
@@ -15,49 +18,61 @@ import datetime
 import importlib
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 import anyio
 
-from . import (
-    bench_router,
-    catalogue,
-    codemode,
-    dispatch,
-    facade,
-    gateway,
-    groups,
-    growth,
-    imports,
-    inspector,
-    loop_calls,
-    names,
-    tracing,
-)
 from ._common import Row, Settings, machine, print_table, revision
 
-BENCHMARKS: dict[str, Callable[[Settings], Awaitable[list[Row]]]] = {
-    dispatch.NAME: dispatch.run,
-    catalogue.NAME: catalogue.run,
-    growth.NAME: growth.run,
-    bench_router.NAME: bench_router.run,
-    names.NAME: names.run,
-    imports.NAME: imports.run,
-    tracing.NAME: tracing.run,
-    facade.NAME: facade.run,
-    loop_calls.NAME: loop_calls.run,
-    gateway.NAME: gateway.run,
-    groups.NAME: groups.run,
-    inspector.NAME: inspector.run,
-    codemode.NAME: codemode.run,
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "dispatch": (".dispatch", "one tool call through the adapter vs the same call on mcp.Client"),
+    "catalogue": (".catalogue", "500 peers x 20 tools registered and published, its memory, its views"),
+    "growth": (".growth", "the catalogue's registration and memory from 10 x 10 to 2,000 x 20 tools"),
+    "router": (".bench_router", "a Router following one peer's tool-list change; dispatch over stdio"),
+    "names": (".names", "answering a call to a name that is not published, at 10,000 tools"),
+    "imports": (".imports", "what `import mcpx_router` costs, against `import mcp`"),
+    "tracing": (".tracing", "what OpenTelemetry costs a tool call (skipped without opentelemetry-sdk)"),
+    "facade": (".facade", "the blocking facade's call against `await Router.call`"),
+    "loopcalls": (".integrations.loop_calls", "a framework's sync call into the Router vs the anyio hop"),
+    "gateway": (".mcpx.gateway", "one MCPx gateway under load, against a floor (--participants)"),
+    "groups": (".groups", "a group call, its statistics, and a failover"),
+    "inspector": (".inspector.inspector", "an open inspector page's cost; its endpoints at 5,000 tools"),
+    "codemode": (".codemode.codemode", "prompt tokens of a three-call task: code mode vs function calling"),
 }
+"""The benchmarks run together (`python -m benchmarks [NAME ...]`): each module's `run`, imported
+only when it runs, so that `--help` and any one benchmark need only what that one imports."""
+
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "evals": (".evals.cli", "main", "does a real model pick the right tool? (an OpenAI-compatible endpoint)"),
+    "relevance": (".ranking.relevance", "main", "recall@k of the tool ranking: BM25 against embeddings"),
+    "stemming": (".ranking.stemming", "main", "recall@k of the lexical ranking with and without stemming"),
+    "layout": (".layout", "main", "the package's layout: top modules, floors, a tool call's path"),
+    "callpath": (".callpath", "cli", "one call's bytecodes by function, against ClientSessionGroup"),
+    "hostile": (".peers.hostile", "cli", "a stdio peer's huge answer beside ordinary peers"),
+}
+"""The benchmarks with options of their own: `python -m benchmarks NAME [OPTIONS]`, one at a time."""
 
 # With --compare, the module whose `run` adds the competitors' rows to each of these benchmarks.
 COMPARED = {
-    dispatch.NAME: ".compare_dispatch",
-    catalogue.NAME: ".compare_catalogue",
-    bench_router.NAME: ".compare_change",
+    "dispatch": ".compare.compare_dispatch",
+    "catalogue": ".compare.compare_catalogue",
+    "router": ".compare.compare_change",
 }
+
+
+def _listing() -> str:
+    width = max(map(len, [*BENCHMARKS, *COMMANDS]))
+    run = [f"  {name:{width}}  {text}" for name, (_, text) in BENCHMARKS.items()]
+    alone = [f"  {name:{width}}  {text}" for name, (_, _, text) in COMMANDS.items()]
+    return "\n".join(
+        [
+            "benchmarks run together (default: all of them):",
+            *run,
+            "",
+            "benchmarks with options of their own (python -m benchmarks NAME --help):",
+            *alone,
+        ]
+    )
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -72,12 +87,16 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
-    if given[:1] == ["evals"]:  # the tool-selection evaluation has options of its own
-        from .evals.cli import main as evals
-
-        return evals(given[1:])
+    if given[:1] and given[0] in COMMANDS:
+        module, function, _ = COMMANDS[given[0]]
+        loaded = importlib.import_module(module, __package__)
+        entry: Callable[[list[str]], int | None] = getattr(loaded, function)
+        return entry(given[1:]) or 0
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks", description="Benchmarks of mcpx_router against the plain mcp client."
+        prog="python -m benchmarks",
+        description="Benchmarks of mcpx_router against the plain mcp client.",
+        epilog=_listing(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "names",
@@ -115,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     for name in names:
         print(f"\n== {name} ==")
-        rows += anyio.run(BENCHMARKS[name], settings, backend=settings.backend)
+        benchmark = importlib.import_module(BENCHMARKS[name][0], __package__)
+        rows += anyio.run(benchmark.run, settings, backend=settings.backend)
         if args.compare and name in COMPARED:
             print(f"\n== {name}: competitors ==")
             extension = importlib.import_module(COMPARED[name], __package__)

@@ -96,7 +96,15 @@ async def main(calls: int) -> None:
                 print(f"  {extra:+7.1f}  {where}")
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def cli(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks callpath [--calls N]` (or `python -m benchmarks.callpath`)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks callpath", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--calls", type=int, default=20, help="traced calls per variant (default 20)")
-    anyio.run(main, parser.parse_args().calls)
+    anyio.run(main, parser.parse_args(argv).calls)
+    return 0
+
+
+if __name__ == "__main__":
+    cli()

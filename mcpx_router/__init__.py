@@ -48,7 +48,6 @@ from .peers import (
     oauth_provider,
 )
 from .peers._callbacks import PeerCallbacks
-from .peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from .peers._events import (
     CallFinished,
     CallProgress,
@@ -65,6 +64,7 @@ from .peers._events import (
 from .peers._router import PeerStatus, Router
 from .peers._sampling import OpenAISampler
 from .peers._topic_peers import TopicMembership
+from .peers.content._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from .relevance._embedding import Embedder, OpenAIEmbedder
 from .relevance._local import LocalEmbedder
 from .relevance._tool_search import ToolSearch

@@ -32,9 +32,9 @@ from .groups._grouping import AdapterEvent, Grouping, GroupOptions
 from .groups._groups import GroupInfo
 from .groups._reputation import StatsReport
 from .model._budget import MAX_TOOLS_PER_REQUEST
-from .model._calls import parse_one_call, parse_tool_calls, tool_call
 from .model._similar import GroupSuggestion
 from .model._stemming import DEFAULT_LANGUAGE, check_language
+from .model.calls._calls import parse_one_call, parse_tool_calls, tool_call
 from .relevance._embedding import Embedder, EmbeddingIndex
 from .relevance._ranking import Ranking
 
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from openai.types.responses.response_input_item_param import FunctionCallOutput
     from openai.types.shared_params import FunctionDefinition
 
-    from .model._calls import (
+    from .model.calls._calls import (
         Answer,
         ChatAnswer,
         ChatCall,
@@ -641,7 +641,7 @@ class OpenAIPeerToolAdapter:
             check_timeout(call_timeout)
         answerer = self._answerer
         if text_calls:
-            from .model._written_calls import text_call_items  # loaded by the first text_calls
+            from .model.calls._written_calls import text_call_items  # loaded by the first text_calls
 
             tool_calls = text_call_items(tool_calls, answerer.written_names())
         calls = parse_tool_calls(tool_calls)
@@ -661,7 +661,7 @@ class OpenAIPeerToolAdapter:
         `unknown`: a call of a name no tool answers to is recovered too (its answer names the
         close tools). `truncated`: the reply was cut by its token limit (`finish_reason`
         "length"); the calls written whole before a cut last one are kept."""
-        from .model._written_calls import chat_with_text_calls
+        from .model.calls._written_calls import chat_with_text_calls
 
         resolve = self._answerer.written_names(unknown=unknown)
         recovered = chat_with_text_calls(message, resolve, truncated=truncated)
@@ -672,7 +672,7 @@ class OpenAIPeerToolAdapter:
     ) -> list[ResponseInputItemParam] | None:
         """As `recover_text_calls`, for a Responses reply (a `Response` or its `output`): the input
         items to append instead of its output, the written calls as `function_call` items."""
-        from .model._written_calls import responses_with_text_calls
+        from .model.calls._written_calls import responses_with_text_calls
 
         resolve = self._answerer.written_names(unknown=unknown)
         items = responses_with_text_calls(response, resolve, truncated=truncated)

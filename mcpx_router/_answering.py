@@ -13,15 +13,15 @@ from ._catalogue import Catalogue, PublishedTool
 from ._dispatch import CallProgress, Outcome, PeerEntry, Turn, prepare_arguments, run_on_peer
 from ._dispatch import error as _error
 from ._tracing import traced_call, tracing
-from .model._arguments import ArgumentsError
-from .model._calls import ToolCall, answer
 from .model._rich import chat_media_message, has_media, responses_output
+from .model.arguments._arguments import ArgumentsError
+from .model.calls._calls import ToolCall, answer
 
 if TYPE_CHECKING:
     from .groups._caller import GroupCaller
     from .groups._reputation import Reputation
-    from .model._calls import Answer
-    from .model._text_calls import Resolve
+    from .model.calls._calls import Answer
+    from .model.calls._text_calls import Resolve
 
 __all__ = ["UNSET", "Answerer"]
 
@@ -75,7 +75,7 @@ class Answerer:
             return owners.pop() if len(owners) == 1 else None
 
         if unknown:
-            from .model._text_calls import or_unknown
+            from .model.calls._text_calls import or_unknown
 
             return or_unknown(resolve)
         return resolve

@@ -18,7 +18,7 @@ from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
 from .model._shape import schema_shape
 from .model._stemming import DEFAULT_LANGUAGE
-from .relevance._unknown import UnknownNames
+from .model._unknown import UnknownNames
 
 __all__ = ["Catalogue", "Format", "PublishedTool"]
 
@@ -321,12 +321,12 @@ class Catalogue:
         """
         # The JSON-string and strict converters load with the first tool that asks for them.
         if self._json_strings:
-            from .model._jsonstring import stringify_complex_parameters
+            from .model.arguments._jsonstring import stringify_complex_parameters
 
             entry.parameters, entry.string_plan = stringify_complex_parameters(entry.parameters)
         strict = self._peer_strict.get(entry.peer, self._strict)
         if strict is not False:
-            from .model._strict import StrictOutcome, make_strict
+            from .model.strict._strict import StrictOutcome, make_strict
 
             outcome = entry.strict_outcome = make_strict(entry.parameters)
             refused = () if outcome.schema is None else check_outbound(outcome.schema, strict=True)

@@ -27,11 +27,11 @@ from ._session import (
     resume,
     unusable_answer,
 )
-from .model._arguments import ArgumentsError, list_problems, parse_arguments
 from .model._budget import matches
-from .model._repair import drop_optional_nulls, repair_arguments
 from .model._results import render, truncate
-from .model._strict_outcome import strip_added_nulls
+from .model.arguments._arguments import ArgumentsError, list_problems, parse_arguments
+from .model.arguments._repair import drop_optional_nulls, repair_arguments
+from .model.strict._strict_outcome import strip_added_nulls
 
 __all__ = [
     "MAY_HAVE_RUN",
@@ -145,7 +145,7 @@ def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) 
     if tool.strict_outcome is not None:
         args = strip_added_nulls(args, tool.strict_outcome)
     if tool.string_plan is not None:
-        from .model._jsonstring import decode_stringified  # loaded with the JSON-string mode
+        from .model.arguments._jsonstring import decode_stringified  # loaded with the JSON-string mode
 
         args = decode_stringified(args, tool.string_plan)
     validator = tool.validator()

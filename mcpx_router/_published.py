@@ -10,9 +10,9 @@ from ._naming import ToolKey
 from .model._schema import chat_tool, legacy_function, responses_tool
 
 if TYPE_CHECKING:
-    from .model._jsonstring import StringifyPlan
-    from .model._strict import StrictOutcome
-    from .model._validation import ArgumentValidator
+    from .model.arguments._jsonstring import StringifyPlan
+    from .model.arguments._validation import ArgumentValidator
+    from .model.strict._strict import StrictOutcome
 
 __all__ = ["BUILDERS", "Format", "PublishedTool"]
 
@@ -74,7 +74,7 @@ class PublishedTool:
         """The peer's input schema compiled for checking arguments (compiled on first use)."""
         if self._validator is None:
             # jsonschema loads with the first call that is checked, not with the package.
-            from .model._validation import ArgumentValidator
+            from .model.arguments._validation import ArgumentValidator
 
             self._validator = ArgumentValidator(self.input_schema)
         return self._validator

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
     from ._dispatch import Outcome
-    from .model._calls import ToolCall
+    from .model.calls._calls import ToolCall
 
 __all__ = [
     "ConnectSpan",

@@ -31,9 +31,9 @@ from openai.types.responses import Response, ResponseInputItemParam
 from ._adapter import OpenAIPeerToolAdapter
 from ._errors import UsageError
 from .codemode._codemode import CodeMode
-from .model._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
 from .model._loop_options import ChatCreateOptions, ResponsesCreateOptions
-from .model._written_calls import function_calls
+from .model.calls._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
+from .model.calls._written_calls import function_calls
 from .relevance._tool_search import ToolSearch
 
 __all__ = ["LoopResult", "run_chat", "run_responses"]

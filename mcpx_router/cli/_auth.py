@@ -34,8 +34,8 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthToken
 from .._console import add_verbose, fail, positive_seconds, run_command, say
 from .._errors import RouterError, remember_secret
 from ..peers import HttpPeer, SsePeer, load_config
-from ..peers._auth import BearerAuth, token_file
 from ..peers._router import Router
+from ..peers.auth._auth import BearerAuth, token_file
 from ._discover import discover, here
 
 __all__ = ["add_login_command"]

@@ -24,11 +24,11 @@ from .._dispatch import prepare_arguments
 from .._errors import RouterError, UsageError
 from ..mcpx import static_token
 from ..mcpx._topic_options import add_send_rate_flag
-from ..model._arguments import ArgumentsError
+from ..model._suggest import NameSuggester
+from ..model.arguments._arguments import ArgumentsError
 from ..peers import PeerSpec
 from ..peers._events import CallProgress, RouterEvent
 from ..peers._router import Router
-from ..relevance._suggest import NameSuggester
 from ._arguments import RawArguments, split_arguments, typed_arguments
 from ._connect import Status, join_peers, status_line
 from ._render import (

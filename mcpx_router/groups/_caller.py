@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .._dispatch import (
     MAY_HAVE_RUN,
@@ -22,7 +22,7 @@ from .._dispatch import (
     run_on_peer,
     success,
 )
-from ..model._arguments import ArgumentsError, parse_arguments
+from ..model.arguments._arguments import ArgumentsError, parse_arguments
 from ._choosing import Chooser, MemberState
 from ._groups import Group
 from ._reputation import Reputation
@@ -30,13 +30,22 @@ from ._reputation import Reputation
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
 
-    from .._catalogue import Catalogue
     from .._published import PublishedTool
-    from ..model._calls import ToolCall
+    from ..model.calls._calls import ToolCall
 
 __all__ = ["FailoverMode", "GroupCaller", "GroupFailover"]
 
 FailoverMode = Literal["safe", "always"]
+
+
+class MemberTools(Protocol):
+    """What a group call reads of the catalogue (the adapter's `Catalogue`): a member's published
+    tool, and the version the failover events name. The catalogue sits above the groups' own
+    modules: it publishes their groups."""
+
+    version: int
+
+    def lookup(self, name: str) -> PublishedTool | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +69,7 @@ class GroupCaller:
 
     def __init__(
         self,
-        catalogue: Catalogue,
+        catalogue: MemberTools,
         peers: Mapping[str, PeerEntry],
         reputation: Reputation,
         chooser: Chooser,

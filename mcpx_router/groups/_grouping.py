@@ -6,12 +6,12 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypedDict
 
 from .._dispatch import Outcome, PeerEntry
 from .._errors import UsageError
 from .._naming import ToolKey
-from ._caller import FailoverMode, GroupCaller, GroupFailover
+from ._caller import FailoverMode, GroupCaller, GroupFailover, MemberTools
 from ._choosing import Chooser, Policy, PolicyName
 from ._groups import GroupChanged, GroupInfo, Groups
 from ._reputation import Reputation, StatsReport
@@ -19,8 +19,9 @@ from ._spec import GroupSpec, parse_aliases
 from ._stats_file import load_stats, save_stats
 
 if TYPE_CHECKING:
-    from .._answering import Answerer
-    from .._catalogue import Catalogue
+    from mcp.shared.dispatcher import ProgressFnT
+
+    from .._published import PublishedTool
 
 __all__ = ["AdapterEvent", "CallFinished", "GroupOptions", "Grouping"]
 
@@ -72,6 +73,26 @@ AdapterEvent: TypeAlias = GroupChanged | GroupFailover | CallFinished
 _KEYS = frozenset(GroupOptions.__annotations__)
 
 
+class GroupedTools(MemberTools, Protocol):
+    """What the grouping reads and sets of the catalogue (the adapter's `Catalogue`, above the
+    groups' modules): the groups it publishes, and its version."""
+
+    @property
+    def groups(self) -> Groups | None: ...
+
+    def set_groups(self, groups: Groups) -> None: ...
+
+
+class GroupAnswers(Protocol):
+    """Where the grouping plugs group calls and the reputation into the adapter's answering (its
+    `Answerer`, above the groups' modules)."""
+
+    reputation: Reputation | None
+    groups: GroupCaller | None
+
+    def progress_reporter(self, tool: PublishedTool, call_id: str | None) -> ProgressFnT | None: ...
+
+
 class Grouping:
     """The adapter's groups and statistics: its options checked, groups set up and kept, statistics
     kept, saved and loaded, and the events they raise (`set_aliases`, `groups`, `stats` and
@@ -81,8 +102,8 @@ class Grouping:
         self,
         options: Mapping[str, Any],
         *,
-        catalogue: Catalogue,
-        answerer: Answerer,
+        catalogue: GroupedTools,
+        answerer: GroupAnswers,
         peers: dict[str, PeerEntry],
         max_output_chars: int | None,
         description_limit: int | None,

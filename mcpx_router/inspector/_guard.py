@@ -42,6 +42,7 @@ AuthHook = Callable[[Request], "bool | Awaitable[bool]"]
 """The host's own check: given the request, true to let it through (sync or async)."""
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""The host names an inspector answers by default (`allowed_hosts`): this machine's own."""
 SECURITY_HEADERS = [
     (
         b"content-security-policy",

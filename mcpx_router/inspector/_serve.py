@@ -34,7 +34,7 @@ async def serve(
             await anyio.sleep_forever()
         ```
     """
-    from ..mcpx._serve import serve_asgi  # Hypercorn: loaded only to serve, not to mount
+    from ..mcpx.gateway._serve import serve_asgi  # Hypercorn: loaded only to serve, not to mount
 
     if not 0 <= port <= 65535:
         raise UsageError(f"port must be 0 to 65535, not {port!r}")

@@ -30,7 +30,7 @@ from ..peers._topic_peers import TopicMembership
 from ..relevance._tool_search import ToolSearch
 
 if TYPE_CHECKING:
-    from ..mcpx._topic import TopicClient
+    from ..mcpx.client._topic import TopicClient
 
 __all__ = [
     "CHARS_PER_TOKEN",

@@ -20,10 +20,6 @@ from ._errors import (
 )
 
 if TYPE_CHECKING:
-    from ._auth import TokenProvider, dev_token_provider, static_token, token_endpoint, websocket_url
-    from ._bridge import StdioBridge, bridge_stdio_server
-    from ._bridge_cli import bridge_cli, bridge_main, run_bridge
-    from ._channel import ParticipantTransport
     from ._envelope import (
         GATEWAY_ID,
         PROTOCOL,
@@ -41,12 +37,12 @@ if TYPE_CHECKING:
         parse_system_error,
         parse_welcome,
     )
-    from ._gateway import Gateway
-    from ._gateway_state import GatewayConfig, TokenGrant, TokenVerifier
-    from ._participant import ParticipantServer, serve_participant
-    from ._serve import gateway_cli, gateway_main, run_gateway, serve_gateway
-    from ._tokens import JWTIssuer, JWTVerifier
-    from ._topic import (
+    from .bridge._bridge import StdioBridge, bridge_stdio_server
+    from .bridge._bridge_cli import bridge_cli, bridge_main, run_bridge
+    from .client._auth import TokenProvider, dev_token_provider, static_token, token_endpoint, websocket_url
+    from .client._channel import ParticipantTransport
+    from .client._participant import ParticipantServer, serve_participant
+    from .client._topic import (
         ConnectionEvent,
         ConnectionState,
         GatewayErrorEvent,
@@ -54,14 +50,19 @@ if TYPE_CHECKING:
         TopicClient,
         TopicEvent,
     )
+    from .gateway._gateway import Gateway
+    from .gateway._gateway_state import GatewayConfig, TokenGrant, TokenVerifier
+    from .gateway._serve import gateway_cli, gateway_main, run_gateway, serve_gateway
+    from .gateway._tokens import JWTIssuer, JWTVerifier
 
 _LAZY = {
     **dict.fromkeys(
-        ("TokenProvider", "dev_token_provider", "static_token", "token_endpoint", "websocket_url"), "._auth"
+        ("TokenProvider", "dev_token_provider", "static_token", "token_endpoint", "websocket_url"),
+        ".client._auth",
     ),
-    **dict.fromkeys(("StdioBridge", "bridge_stdio_server"), "._bridge"),
-    **dict.fromkeys(("bridge_cli", "bridge_main", "run_bridge"), "._bridge_cli"),
-    "ParticipantTransport": "._channel",
+    **dict.fromkeys(("StdioBridge", "bridge_stdio_server"), ".bridge._bridge"),
+    **dict.fromkeys(("bridge_cli", "bridge_main", "run_bridge"), ".bridge._bridge_cli"),
+    "ParticipantTransport": ".client._channel",
     **dict.fromkeys(
         (
             "GATEWAY_ID",
@@ -82,10 +83,10 @@ _LAZY = {
         ),
         "._envelope",
     ),
-    "Gateway": "._gateway",
-    **dict.fromkeys(("GatewayConfig", "TokenGrant", "TokenVerifier"), "._gateway_state"),
-    **dict.fromkeys(("ParticipantServer", "serve_participant"), "._participant"),
-    **dict.fromkeys(("gateway_cli", "gateway_main", "run_gateway", "serve_gateway"), "._serve"),
+    "Gateway": ".gateway._gateway",
+    **dict.fromkeys(("GatewayConfig", "TokenGrant", "TokenVerifier"), ".gateway._gateway_state"),
+    **dict.fromkeys(("ParticipantServer", "serve_participant"), ".client._participant"),
+    **dict.fromkeys(("gateway_cli", "gateway_main", "run_gateway", "serve_gateway"), ".gateway._serve"),
     **dict.fromkeys(
         (
             "ConnectionEvent",
@@ -95,9 +96,9 @@ _LAZY = {
             "TopicClient",
             "TopicEvent",
         ),
-        "._topic",
+        ".client._topic",
     ),
-    **dict.fromkeys(("JWTIssuer", "JWTVerifier"), "._tokens"),
+    **dict.fromkeys(("JWTIssuer", "JWTVerifier"), ".gateway._tokens"),
 }
 """Where each public name lives. Each module loads on first use (see `__getattr__`): a Router that
 joins no topic never imports the topic client, and a topic client never imports an ASGI server

@@ -10,7 +10,7 @@ import argparse
 import math
 from typing import TypedDict
 
-from ._auth import TokenProvider, token_endpoint
+from .client._auth import TokenProvider, token_endpoint
 
 __all__ = [
     "ConnectionOptions",

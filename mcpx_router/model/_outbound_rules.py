@@ -30,8 +30,8 @@ import re
 import reprlib
 from typing import Any, Final
 
-from ._strict_limits import pointer
-from ._strict_rules import check_strict
+from .strict._strict_limits import pointer
+from .strict._strict_rules import check_strict
 
 __all__ = ["check_outbound", "check_parameters"]
 

@@ -20,7 +20,18 @@ from typing import Any, Final, Protocol, TypeVar
 
 from ._budget import terms, tokens
 
-__all__ = ["SUGGESTED", "Suggestible", "hint", "hinted", "meaningful", "query_of"]
+__all__ = [
+    "SUGGESTED",
+    "Suggestible",
+    "hint",
+    "hinted",
+    "holds",
+    "meaningful",
+    "partial_score",
+    "partial_words",
+    "query_of",
+    "tool_words",
+]
 
 SUGGESTED: Final = 3
 """The most tools an answer to an unknown name suggests."""
@@ -121,3 +132,33 @@ def hinted(answer: Any, text: str) -> Any:
         if isinstance(message, str):
             return {**answer, key: f"{message} {text}"}
     return answer
+
+
+def partial_words(query: str) -> set[str]:
+    """The words of `query` of three letters or more, and their stems: what a search that finds no
+    whole word looks for in parts of the tools' words."""
+    return {w for w in tokens(query) if len(w) >= 3} | {w for w in terms(query) if len(w) >= 3}
+
+
+def tool_words(tool: Suggestible) -> tuple[frozenset[str], frozenset[str]]:
+    """The words of a tool's own name, and those of its description (for `partial_score`)."""
+    return frozenset(tokens(tool.tool)), frozenset(tokens(tool.description))
+
+
+def partial_score(words: tuple[frozenset[str], frozenset[str]], wanted: Iterable[str]) -> int:
+    """How well a tool's words (`tool_words`: of its own name, of its description) hold the
+    `wanted` words partly (`holds`): a word of its own name counts twice."""
+    named, described = words
+    return sum(2 if holds(named, w) else 1 if holds(described, w) else 0 for w in wanted)
+
+
+def holds(words: frozenset[str], wanted: str) -> bool:
+    """Whether a word begins with `wanted`, holds it when it has four letters or more
+    (`budgetplan`, `todoist`), or is a word of four letters or more that `wanted` begins with
+    (`note` for `notebook`)."""
+    return any(
+        word.startswith(wanted)
+        or (len(wanted) >= 4 and wanted in word)
+        or (len(word) >= 4 and wanted.startswith(word))
+        for word in words
+    )

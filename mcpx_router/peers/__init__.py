@@ -6,8 +6,6 @@ Router itself (`_router`), one task per peer (`_member`), the session that outli
 (`_link`), events (`_events`) and MCPx topic membership (`_topic_peers`).
 """
 
-from ._auth import BearerAuth, FileTokenStore, MemoryTokenStore, oauth_provider
-from ._config import load_config, parse_config
 from ._specs import (
     DEFAULT,
     HttpPeer,
@@ -20,6 +18,8 @@ from ._specs import (
     StdioPeer,
     as_peer_spec,
 )
+from .auth._auth import BearerAuth, FileTokenStore, MemoryTokenStore, oauth_provider
+from .config._config import load_config, parse_config
 
 __all__ = [
     "DEFAULT",

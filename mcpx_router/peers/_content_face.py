@@ -9,8 +9,8 @@ import mcp
 import mcp_types as mt
 
 from .._errors import ContentError, PeerUnavailableError, UnknownContentError, UnknownPeerError
-from ._content import ContentKind, ContentStore, RouterPrompt, RouterResource, RouterResourceTemplate
 from ._link import looks_like_connection_failure
+from .content._content import ContentKind, ContentStore, RouterPrompt, RouterResource, RouterResourceTemplate
 
 if TYPE_CHECKING:
     from ._member import Member

@@ -111,6 +111,7 @@ RouterEvent: TypeAlias = (
     | GroupFailover
     | CallFinished
 )
+"""Any event a Router reports to its `on_event` callback and its event streams."""
 
 DEFAULT_EVENT_BUFFER = 1024
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from openai.types.responses.response_input_item_param import FunctionCallOutput
     from openai.types.shared_params import FunctionDefinition
 
-    from ..model._calls import (
+    from ..model.calls._calls import (
         Answer,
         ChatAnswer,
         ChatCall,

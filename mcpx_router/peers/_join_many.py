@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .._errors import DuplicatePeerError
-from ._alias_config import load_aliases
-from ._config import load_config
 from ._specs import PeerSpec, as_peer_spec
+from .config._alias_config import load_aliases
+from .config._config import load_config
 
 if TYPE_CHECKING:
     from ._member import Member

@@ -25,11 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._adapter import OpenAIPeerToolAdapter
 from .._session import ToolSession
 from .._tracing import connect_span
-from ._answers import Strays
 from ._callbacks import merge_callbacks
-from ._content import ContentStore
-from ._content_follow import PeerContent
-from ._content_tools import ContentTools
 from ._events import EventHub, HealthChanged, PeerJoined, PeerLeft, ToolsChanged
 from ._failures import cancelled_with_errors, describe_failure, join_error
 from ._link import Connection, PeerLink, looks_like_connection_failure
@@ -45,6 +41,10 @@ from ._specs import (
     StdioPeer,
     adapter_options,
 )
+from .content._content import ContentStore
+from .content._content_follow import PeerContent
+from .content._content_tools import ContentTools
+from .stdio._answers import Strays
 
 __all__ = ["Member"]
 

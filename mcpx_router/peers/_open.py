@@ -32,12 +32,12 @@ from mcp.shared.message import SessionMessage
 
 from .._errors import PeerUnavailableError
 from .._session import ToolSession
-from ._answers import Exchange, Strays
-from ._auth_errors import authorization_failure
 from ._callbacks import PeerCallbacks, client_options
 from ._link import note_posted, note_refused, note_written
 from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, SsePeer, StdioPeer
-from ._stdio import stdio_transport
+from .auth._auth_errors import authorization_failure
+from .stdio._answers import Exchange, Strays
+from .stdio._stdio import stdio_transport
 
 __all__ = ["open_session"]
 

@@ -16,10 +16,9 @@ from .._backoff import Reconnect
 from .._errors import AdapterClosedError, DuplicatePeerError, UnknownPeerError, UsageError
 from .._naming import check_peer_id
 from ..groups._grouping import GroupOptions
-from ..mcpx._pace import DEFAULT_SEND_RATE
 from ..mcpx._topic_options import ConnectionOptions
+from ..mcpx.client._pace import DEFAULT_SEND_RATE
 from ._callbacks import PeerCallbacks
-from ._content import ContentStore
 from ._content_face import ContentFace
 from ._events import CallProgress, EventHub, EventStream, RouterEvent
 from ._face import AdapterFace
@@ -28,6 +27,7 @@ from ._member import Member
 from ._settings import Settings, checked_settings
 from ._specs import PeerSpec, as_peer_spec, with_tool_filter
 from ._topic_peers import TopicHost, TopicMembership
+from .content._content import ContentStore
 
 if TYPE_CHECKING:
     from mcp.server import Server

@@ -225,6 +225,7 @@ class ParticipantPeer(_Options):
 
 
 PeerSpec: TypeAlias = StdioPeer | HttpPeer | SsePeer | InProcessPeer | SessionPeer | ParticipantPeer
+"""Any description of a peer that `Router.join` accepts: one of the spec classes above."""
 
 
 def as_peer_spec(peer: object) -> PeerSpec:

@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.mcpserver import MCPServer
 
-    from ..mcpx._participant import ParticipantServer
-    from ..mcpx._topic import TopicClient
-    from ..mcpx._topic_events import PresenceEvent, TopicEvent
+    from ..mcpx.client._participant import ParticipantServer
+    from ..mcpx.client._topic import TopicClient
+    from ..mcpx.client._topic_events import PresenceEvent, TopicEvent
 
 __all__ = ["TopicMembership"]
 
@@ -191,8 +191,8 @@ class TopicMembership:
         `task_status.started` is called once each participant present at the start is a peer or
         has been skipped (so within about `handshake_timeout`).
         """
-        from ..mcpx._participant import serve_participant  # the topic side loads with the first topic
-        from ..mcpx._topic import TopicClient
+        from ..mcpx.client._participant import serve_participant  # the topic side loads with the first topic
+        from ..mcpx.client._topic import TopicClient
 
         started = False
         try:
@@ -233,7 +233,7 @@ class TopicMembership:
             self.done.set()
 
     async def _follow(self, events: MemoryObjectReceiveStream[TopicEvent], scope: anyio.CancelScope) -> None:
-        from ..mcpx._topic_events import ConnectionEvent, ConnectionState, PresenceEvent
+        from ..mcpx.client._topic_events import ConnectionEvent, ConnectionState, PresenceEvent
 
         async for event in events:
             if isinstance(event, PresenceEvent):

@@ -19,29 +19,73 @@ When every tool fits, the tool lists are exactly the adapter's own, with no sear
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from .._answering import UNSET
+from .._answering import UNSET, Answerer
 from .._catalogue import Format, PublishedTool
 from .._dispatch import check_limit
 from .._errors import UnknownToolError, UsageError
-from .._naming import is_legal_name
-from ..model._arguments import ArgumentsError, parse_arguments
-from ..model._budget import terms, tokens
-from ..model._calls import ToolCall, answer, client_search, parse_tool_call, search_output, tool_call_items
+from .._naming import ToolKey, is_legal_name
 from ..model._schema import chat_tool, legacy_function, responses_tool
-from ..model._search_hints import SUGGESTED, hint, hinted, meaningful, query_of
+from ..model._search_hints import (
+    SUGGESTED,
+    hint,
+    hinted,
+    meaningful,
+    partial_score,
+    partial_words,
+    query_of,
+    tool_words,
+)
+from ..model.arguments._arguments import ArgumentsError, parse_arguments
+from ..model.calls._calls import (
+    ToolCall,
+    answer,
+    client_search,
+    parse_tool_call,
+    search_output,
+    tool_call_items,
+)
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionAssistantMessageParam, ChatCompletionFunctionToolParam
     from openai.types.responses import ResponseInputItemParam, ToolParam
     from openai.types.shared_params import FunctionDefinition
 
-    from .._adapter import OpenAIPeerToolAdapter
-    from ..model._text_calls import Resolve
+    from ..model.calls._text_calls import Resolve
 
-__all__ = ["ToolSearch"]
+__all__ = ["SearchedAdapter", "ToolSearch"]
 
+
+class SearchedAdapter(Protocol):
+    """What a tool search asks of the adapter it serves (an `OpenAIPeerToolAdapter`): its tools,
+    their ranking and lists, and its dispatch. The adapter sits above `relevance/`: it ranks its
+    tools through it, and is asked through this protocol."""
+
+    _answerer: Answerer
+
+    @property
+    def tools(self) -> tuple[PublishedTool, ...]: ...
+    @property
+    def max_tools(self) -> int | None: ...
+    @property
+    def version(self) -> int: ...
+    def resolve(self, name: str) -> ToolKey: ...
+    async def rank_tools(
+        self, relevant_to: str | Iterable[Any] | None
+    ) -> list[tuple[PublishedTool, float]]: ...
+    async def dispatch(
+        self, tool_calls: Any, *, call_timeout: float | None = ..., text_calls: bool = ...
+    ) -> list[Any]: ...
+    def get_openai_tools(
+        self, *, relevant_to: str | Iterable[Any] | None = ..., max_tools: int | None = ...
+    ) -> tuple[Any, ...]: ...
+    def get_responses_tools(
+        self, *, relevant_to: str | Iterable[Any] | None = ..., max_tools: int | None = ...
+    ) -> tuple[Any, ...]: ...
+    def get_openai_functions(
+        self, *, relevant_to: str | Iterable[Any] | None = ..., max_tools: int | None = ...
+    ) -> tuple[Any, ...]: ...
 _PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -87,7 +131,7 @@ class ToolSearch:
 
     def __init__(
         self,
-        adapter: OpenAIPeerToolAdapter,
+        adapter: SearchedAdapter,
         *,
         per_search: int = 8,
         offered: int | None = None,
@@ -139,8 +183,8 @@ class ToolSearch:
 
     def _partly(self, query: str) -> list[PublishedTool]:
         """The tools with a word that partly matches a word of `query` of three letters or more, or
-        its stem (`_holds`): a word of the tool's own name counts twice."""
-        wanted = {w for w in tokens(query) if len(w) >= 3} | {w for w in terms(query) if len(w) >= 3}
+        its stem (`partial_score`): a word of the tool's own name counts twice."""
+        wanted = partial_words(query)
         if not wanted:
             return []
         if self._words_version != self._adapter.version:
@@ -149,15 +193,8 @@ class ToolSearch:
         for place, tool in enumerate(self._adapter.tools):
             if tool.name == self.name:
                 continue
-            words = self._words.get(tool.name)
-            if words is None:
-                words = self._words[tool.name] = (
-                    frozenset(tokens(tool.tool)),
-                    frozenset(tokens(tool.description)),
-                )
-            named, described = words
-            score = sum(2 if _holds(named, w) else 1 if _holds(described, w) else 0 for w in wanted)
-            if score:
+            words = self._words.get(tool.name) or self._words.setdefault(tool.name, tool_words(tool))
+            if score := partial_score(words, wanted):
                 scored.append((-score, place, tool))
         return [tool for _, _, tool in sorted(scored, key=lambda s: s[:2])]
 
@@ -166,7 +203,7 @@ class ToolSearch:
     ) -> ChatCompletionAssistantMessageParam | None:
         """As the adapter's `recover_text_calls`, the search function's name known too: a model
         that writes its calls as text can search."""
-        from ..model._written_calls import chat_with_text_calls
+        from ..model.calls._written_calls import chat_with_text_calls
 
         recovered = chat_with_text_calls(message, self._written_names(unknown), truncated=truncated)
         return cast("ChatCompletionAssistantMessageParam | None", recovered)
@@ -175,7 +212,7 @@ class ToolSearch:
         self, response: Any, *, unknown: bool = False, truncated: bool = False
     ) -> list[ResponseInputItemParam] | None:
         """As the adapter's `recover_text_call_items`, the search function's name known too."""
-        from ..model._written_calls import responses_with_text_calls
+        from ..model.calls._written_calls import responses_with_text_calls
 
         items = responses_with_text_calls(response, self._written_names(unknown), truncated=truncated)
         return cast("list[ResponseInputItemParam] | None", items)
@@ -327,7 +364,7 @@ class ToolSearch:
         return build(self.name, description, _PARAMETERS, strict=False)
 
 
-def _full_view(adapter: OpenAIPeerToolAdapter, fmt: Format) -> tuple[dict[str, Any], ...]:
+def _full_view(adapter: SearchedAdapter, fmt: Format) -> tuple[dict[str, Any], ...]:
     """Every published tool in `fmt`, in catalogue order (the adapter's cached tuple)."""
     if fmt == "chat":
         return cast("tuple[dict[str, Any], ...]", adapter.get_openai_tools(max_tools=None))
@@ -349,18 +386,6 @@ def _loaded(items: Iterable[Any]) -> set[str]:
             if isinstance(name, str):
                 names.add(name)
     return names
-
-
-def _holds(words: frozenset[str], wanted: str) -> bool:
-    """Whether a word begins with `wanted`, holds it when it has four letters or more
-    (`budgetplan`, `todoist`), or is a word of four letters or more that `wanted` begins with
-    (`note` for `notebook`)."""
-    return any(
-        word.startswith(wanted)
-        or (len(wanted) >= 4 and wanted in word)
-        or (len(word) >= 4 and wanted.startswith(word))
-        for word in words
-    )
 
 
 def _first_line(text: str, limit: int = 200) -> str:

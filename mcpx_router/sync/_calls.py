@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from openai.types.shared_params import FunctionDefinition
 
     from .._catalogue import PublishedTool
-    from ..model._calls import (
+    from ..model.calls._calls import (
         Answer,
         ChatAnswer,
         ChatCall,

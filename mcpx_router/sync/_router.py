@@ -20,11 +20,11 @@ from ..groups._grouping import GroupOptions
 from ..groups._groups import GroupInfo
 from ..groups._reputation import StatsReport
 from ..peers._callbacks import PeerCallbacks
-from ..peers._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from ..peers._events import EventStream, RouterEvent
 from ..peers._router import PeerStatus
 from ..peers._router import Router as AsyncRouter
 from ..peers._specs import PeerSpec, SessionPeer, as_peer_spec
+from ..peers.content._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from ._calls import BlockingCalls
 from ._portal import Backend, LoopThread
 

@@ -17,9 +17,9 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.responses import Response, ResponseInputItemParam
 
 from ..loop import LoopResult, _assistant_message, _check_turns, _cut, _input_item
-from ..model._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
 from ..model._loop_options import ChatCreateOptions, ResponsesCreateOptions
-from ..model._written_calls import function_calls
+from ..model.calls._call_guard import DEFAULT_MAX_CALLS_PER_TURN, CallGuard
+from ..model.calls._written_calls import function_calls
 from ._calls import BlockingCalls
 
 __all__ = ["LoopResult", "run_chat", "run_responses"]

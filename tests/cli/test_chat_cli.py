@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcpx_router.model._strict import check_strict
+from mcpx_router.model.strict._strict import check_strict
 
 from ..support import _servers
 from ..support._openai_replay import CHAT, chat_completion, replay_openai, tool_call

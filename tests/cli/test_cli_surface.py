@@ -20,8 +20,8 @@ from mcpx_router.cli import _main as cli_main
 from mcpx_router.cli import build_parser, main
 from mcpx_router.cli._discover import candidates
 from mcpx_router.cli._sources import command_id, url_id
-from mcpx_router.mcpx._bridge_cli import bridge_parser
-from mcpx_router.mcpx._serve import gateway_parser
+from mcpx_router.mcpx.bridge._bridge_cli import bridge_parser
+from mcpx_router.mcpx.gateway._serve import gateway_parser
 
 from ..support.router_support import TINY
 

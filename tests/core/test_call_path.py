@@ -295,7 +295,7 @@ def test_a_parsed_call_is_the_dataclass_made_directly() -> None:
     """`tool_call` fills `ToolCall`'s slots itself: it must set every field, and nothing else."""
     from dataclasses import fields
 
-    from mcpx_router.model._calls import _CALL_FIELDS, ToolCall, tool_call
+    from mcpx_router.model.calls._calls import _CALL_FIELDS, ToolCall, tool_call
 
     assert tuple(f.name for f in fields(ToolCall)) == _CALL_FIELDS
     made = tool_call("chat", "call_1", "a__b", '{"x": 1}')

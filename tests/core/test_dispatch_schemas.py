@@ -15,7 +15,12 @@ from hypothesis import strategies as st
 
 from mcpx_router import OpenAIPeerToolAdapter
 
-from ..model.test_validation_properties import ANY_VALUES, RAW_ARGUMENTS, reference_errors, root_schemas
+from ..model.arguments.test_validation_properties import (
+    ANY_VALUES,
+    RAW_ARGUMENTS,
+    reference_errors,
+    root_schemas,
+)
 from ..support._model_peers import RecordingPeer, connected, text_result
 
 NOT_CALLED = "Error: p__t was not called. "

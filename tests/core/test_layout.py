@@ -3,7 +3,8 @@
 Every module's imports are read with `ast` (those under TYPE_CHECKING and inside functions
 too), resolved to module names, and checked against the rules; `import mcpx_router` is run in a
 fresh interpreter to check that nothing heavy loads with it. The shape rules are here too: how
-many modules the top of the package holds, how long a module may be, no class made of mixins.
+many modules a package holds at any level, families of modules in sub-packages of their own, the
+tests folders mirroring the packages, how long a module may be, no class made of mixins.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ FAMILIES = ("groups", "relevance", "codemode")
 """The core's families: packages of the core's own, each plugged in by the few modules named in SOCKETS."""
 SOCKETS = {
     "groups": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._answering", "mcpx_router._catalogue"},
-    "relevance": {"mcpx_router", "mcpx_router._adapter", "mcpx_router._catalogue", "mcpx_router.loop"},
+    "relevance": {"mcpx_router", "mcpx_router._adapter", "mcpx_router.loop"},
     # Code mode loads on first use only: `mcpx_router.codemode` (the package's __getattr__), and
     # the loops' `code_mode=` (loop.py loads with `from mcpx_router.loop import ...`).
     "codemode": {"mcpx_router", "mcpx_router.loop"},
@@ -48,7 +49,16 @@ SOCKETS = {
 MAX_LINES = 400
 ONE_IDEA = "One idea:"
 """A module over MAX_LINES says why it is one idea, in its docstring, on a line starting with this."""
-MAX_TOP_LEVEL = 16
+MAX_MODULES = 16
+"""The most modules (its __init__ counted) one package holds directly, at every level."""
+FAMILY = 3
+"""This many modules of one package named alike (`_strict`, `_strict_input`, `_strict_rules`) are a
+family: they live in a sub-package of their own, named after them."""
+REPO = PACKAGE.parent
+TESTS = REPO / "tests"
+TESTS_OF_THEIR_OWN = {"core", "support", "typing", "evals", "benchmarks"}
+"""The tests folders that mirror no sub-package: the package's top modules (core), the helpers,
+the type-checking tests, benchmarks/evals and the benchmarks' entry point."""
 
 
 def _module_name(path: Path) -> str:
@@ -254,6 +264,110 @@ def test_no_modules_import_each_other_even_for_types() -> None:
     assert cycles == []
 
 
+def _unit(package: str, name: str) -> str | None:
+    """What `name` is one of, seen from `package`: the module or sub-package directly in it."""
+    if not name.startswith(f"{package}."):
+        return None
+    return f"{package}.{name[len(package) + 1 :].split('.')[0]}"
+
+
+def _package_circles(package: str, imports: dict[str, list[str]]) -> list[list[str]]:
+    """The circles among the modules and sub-packages directly in `package`, each sub-package
+    counted as one (with everything in it): Tarjan's strongly connected components."""
+    graph: dict[str, set[str]] = {}
+    for name, targets in imports.items():
+        if (source := _unit(package, name)) is None:
+            continue
+        for target in targets:
+            if (unit := _unit(package, target)) is not None and unit != source:
+                graph.setdefault(source, set()).add(unit)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for target in sorted(graph.get(name, ())):
+            if target not in index:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in stack:
+                low[name] = min(low[name], index[target])
+        if low[name] == index[name]:
+            component = []
+            while (top := stack.pop()) != name:
+                component.append(top)
+            if component:
+                circles.append(sorted([*component, name]))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return circles
+
+
+def test_packages_form_layers_at_every_level() -> None:
+    """No circle between packages: in every package, its modules and sub-packages (each as one)
+    import each other in one direction only (TYPE_CHECKING imports count)."""
+    packages = sorted(name for name, path in MODULES.items() if path.name == "__init__.py")
+    assert {package: circles for package in packages if (circles := _package_circles(package, edges()))} == {}
+
+
+def test_a_circle_between_packages_is_found() -> None:
+    imports = {
+        "p.a": ["p.sub.x"],
+        "p.sub.x": ["p.sub.y"],
+        "p.sub.y": ["p.b"],
+        "p.b": ["p.a"],
+        "p.c": ["p.sub.x"],
+    }
+    assert _package_circles("p", imports) == [["p.a", "p.b", "p.sub"]]
+    assert _package_circles("p.sub", imports) == []
+
+
+MAX_REENTRIES = 4
+"""A Chat tool call's path re-enters, by a call, this many modules it had left (measured by
+`python -m benchmarks.layout`, drawn in docs/architecture.md)."""
+
+
+def test_a_tool_calls_path_calls_only_down_the_import_graph() -> None:
+    """From `dispatch` to the peer session and back (recorded by `python -m benchmarks.layout`):
+    every call from one module into another goes down the import graph, and the path reaches the
+    session and the result rendering. A module entered again after the path left it is listed by
+    the benchmark (docs/architecture.md draws the path)."""
+    from benchmarks.layout import below, reentries, steps
+
+    path = steps()
+    calls = [(source, target, function) for way, source, target, function in path if way == "call"]
+    assert [call for call in calls if call[1] not in below(call[0])] == []
+    assert calls[0][0] == "mcpx_router._adapter"
+    entered = {target for _, target, _ in calls}
+    assert {"mcpx_router._answering", "mcpx_router._dispatch", "mcpx_router._session"} <= entered
+    assert {"mcpx_router.model._results", "mcpx_router.model.calls._calls"} <= entered
+    # every call returns: the path ends where it started
+    assert path[-1][0] == "return" and path[-1][2] == "mcpx_router._adapter"
+    # The module a call re-enters after the path left it: the answering (prepared calls, then their
+    # answers, around the adapter's concurrent run) and the dispatch (prepared, then run). Fewer is
+    # better; more fails.
+    assert len(reentries(path)) <= MAX_REENTRIES, reentries(path)
+
+
+def test_the_downward_rule_sees_an_upward_call() -> None:
+    from benchmarks.layout import below, reentries
+
+    assert "mcpx_router._dispatch" in below("mcpx_router._adapter")
+    assert "mcpx_router._adapter" not in below("mcpx_router._dispatch")
+    path = [
+        ("call", "a", "b", "f"),
+        ("return", "b", "a", "f"),
+        ("call", "a", "b", "g"),
+        ("call", "b", "c", "h"),
+    ]
+    assert reentries(path) == [("call", "a", "b", "g")]
+
+
 def _says_it_is_one_idea(path: Path) -> bool:
     docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
     lines = docstring.splitlines()
@@ -280,9 +394,63 @@ def test_a_module_claims_the_exemption_with_a_docstring_line(tmp_path: Path) -> 
     assert [_says_it_is_one_idea(p) for p in (claims, silent, empty)] == [True, False, False]
 
 
-def test_the_top_of_the_package_holds_at_most_sixteen_modules() -> None:
-    top = sorted(name for name, path in MODULES.items() if path.parent == PACKAGE)
-    assert len(top) <= MAX_TOP_LEVEL, top
+def _packages(root: Path) -> list[Path]:
+    return sorted(init.parent for init in root.rglob("__init__.py"))
+
+
+def _crowded(root: Path) -> dict[str, int]:
+    return {
+        str(folder.relative_to(REPO)): count
+        for folder in _packages(root)
+        if (count := len(list(folder.glob("*.py")))) > MAX_MODULES
+    }
+
+
+def test_every_package_holds_at_most_sixteen_modules_at_every_level() -> None:
+    assert _crowded(PACKAGE) == {}
+    assert _crowded(REPO / "benchmarks") == {}
+
+
+def _families(folder: Path) -> dict[str, list[str]]:
+    """Modules of one folder named alike (the first word of the name), three or more of them,
+    unless the folder is named after them."""
+    named: dict[str, list[str]] = {}
+    for path in folder.glob("_*.py"):
+        if not path.stem.startswith("__"):
+            named.setdefault(path.stem.lstrip("_").split("_")[0], []).append(path.stem)
+    return {
+        word: sorted(stems) for word, stems in named.items() if len(stems) >= FAMILY and word != folder.name
+    }
+
+
+def test_a_family_of_modules_has_a_sub_package_of_its_own() -> None:
+    crowds = {
+        str(folder.relative_to(REPO)): families
+        for root in (PACKAGE, REPO / "benchmarks")
+        for folder in _packages(root)
+        if (families := _families(folder))
+    }
+    assert crowds == {}
+
+
+def test_the_family_rule_finds_a_family(tmp_path: Path) -> None:
+    for stem in ("_auth", "_auth_config", "_auth_errors", "_link", "_link_state"):
+        (tmp_path / f"{stem}.py").write_text("")
+    assert _families(tmp_path) == {"auth": ["_auth", "_auth_config", "_auth_errors"]}
+    named = tmp_path / "auth"
+    named.mkdir()
+    for stem in ("_auth", "_auth_config", "_auth_errors"):
+        (named / f"{stem}.py").write_text("")
+    assert _families(named) == {}
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """tests/X/Y holds the tests of mcpx_router/X/Y; every sub-package has its folder of tests."""
+    folders = {folder.relative_to(TESTS) for folder in _packages(TESTS) if folder != TESTS}
+    own = {f for f in folders if f.parts[0] in TESTS_OF_THEIR_OWN}
+    packages = {folder.relative_to(PACKAGE) for folder in _packages(PACKAGE) if folder != PACKAGE}
+    assert sorted(map(str, folders - own - packages)) == []
+    assert sorted(map(str, packages - folders)) == []
 
 
 def test_no_class_is_built_from_methods_mixins() -> None:
@@ -344,21 +512,21 @@ def after_import() -> set[str]:
 def test_importing_the_package_loads_nothing_heavy(after_import: set[str]) -> None:
     assert sorted(m for m in after_import if m.split(".")[0] in HEAVY) == []
     lazy = {
-        "mcpx_router.mcpx._gateway",
-        "mcpx_router.mcpx._serve",
+        "mcpx_router.mcpx.gateway._gateway",
+        "mcpx_router.mcpx.gateway._serve",
         "mcpx_router.mcpx._ws",
         "mcpx_router.loop",
         # loaded by the first call, the first strict or JSON-string tool, the first topic joined
-        "mcpx_router.model._validation",
-        "mcpx_router.model._strict",
-        "mcpx_router.model._jsonstring",
+        "mcpx_router.model.arguments._validation",
+        "mcpx_router.model.strict._strict",
+        "mcpx_router.model.arguments._jsonstring",
         # the first calls written as text (`text_calls=True`)
-        "mcpx_router.model._text_calls",
-        "mcpx_router.model._written_calls",
-        "mcpx_router.mcpx._topic",
-        "mcpx_router.mcpx._participant",
+        "mcpx_router.model.calls._text_calls",
+        "mcpx_router.model.calls._written_calls",
+        "mcpx_router.mcpx.client._topic",
+        "mcpx_router.mcpx.client._participant",
         "mcpx_router.mcpx._envelope",
-        "mcpx_router.mcpx._bridge",
+        "mcpx_router.mcpx.bridge._bridge",
         "mcpx_router.sync",
         "mcpx_router.integrations",
         "mcpx_router.integrations.agents",
@@ -392,11 +560,11 @@ def test_what_loads_lazily_loads_when_used() -> None:
     )
     assert {
         "jsonschema",
-        "mcpx_router.model._validation",
-        "mcpx_router.model._strict",
-        "mcpx_router.model._jsonstring",
-        "mcpx_router.mcpx._topic",
-        "mcpx_router.mcpx._participant",
+        "mcpx_router.model.arguments._validation",
+        "mcpx_router.model.strict._strict",
+        "mcpx_router.model.arguments._jsonstring",
+        "mcpx_router.mcpx.client._topic",
+        "mcpx_router.mcpx.client._participant",
     } <= loaded
 
 
@@ -464,8 +632,8 @@ def test_the_gateway_side_loads_when_used() -> None:
     assert {
         "hypercorn",
         "starlette.applications",
-        "mcpx_router.mcpx._gateway",
-        "mcpx_router.mcpx._serve",
+        "mcpx_router.mcpx.gateway._gateway",
+        "mcpx_router.mcpx.gateway._serve",
     } <= loaded
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         _ = mcpx_router.mcpx.nothing_here  # type: ignore[attr-defined]

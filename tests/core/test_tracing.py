@@ -288,7 +288,7 @@ async def test_without_a_configured_provider_nothing_is_traced() -> None:
     async with Router() as router:
         await router.join("calc", calc_server())
         run = router.adapter._answerer.run
-        from mcpx_router.model._calls import ToolCall
+        from mcpx_router.model.calls._calls import ToolCall
 
         pending = run(ToolCall("function", "x", "calc__add", {"a": 1, "b": 1}), None)
         assert getattr(pending, "cr_code", None) is not traced_call.__code__  # no span wrapped around it

@@ -13,7 +13,7 @@ from mcpx_router import InProcessPeer, OpenAIPeerToolAdapter, Reconnect, Router
 from mcpx_router.inspector import Inspector, serve
 from mcpx_router.inspector._feed import Feed
 from mcpx_router.inspector._snapshot import Target
-from mcpx_router.mcpx._serve import serve_asgi
+from mcpx_router.mcpx.gateway._serve import serve_asgi
 from mcpx_router.testing import search_agent, weather_station
 
 from ..support.inspector_support import inspected, page, session

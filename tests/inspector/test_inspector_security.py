@@ -19,7 +19,7 @@ from starlette.routing import Mount
 
 from mcpx_router import OpenAIPeerToolAdapter, UsageError
 from mcpx_router.inspector import Inspector
-from mcpx_router.mcpx._serve import serve_asgi
+from mcpx_router.mcpx.gateway._serve import serve_asgi
 
 from ..support.inspector_support import WAIT, base_of, inspected, session
 

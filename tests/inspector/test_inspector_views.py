@@ -14,7 +14,7 @@ import pytest
 
 from mcpx_router import InProcessPeer, OpenAIPeerToolAdapter, Reconnect, Router
 from mcpx_router.inspector import CHARS_PER_TOKEN, Inspector, serve
-from mcpx_router.mcpx._serve import serve_asgi
+from mcpx_router.mcpx.gateway._serve import serve_asgi
 from mcpx_router.testing import docs_library, search_agent, weather_station
 
 from ..support.inspector_support import PNG, WAIT, inspected, odd_server, session

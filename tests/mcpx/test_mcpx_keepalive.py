@@ -22,7 +22,7 @@ from mcpx_router.mcpx._topic_options import add_topic_flags, topic_options
 
 from ..support.mcpx_support import eventually, make_server
 from ..support.pause_proxy import pause_proxy
-from .test_mcpx_topic import next_event
+from .client.test_mcpx_topic import next_event
 
 pytestmark = pytest.mark.anyio
 

@@ -28,8 +28,8 @@ from mcpx_router.mcpx import (
     run_gateway,
     static_token,
 )
-from mcpx_router.mcpx._serve import serve_asgi
 from mcpx_router.mcpx._welcome import MCP_VERSION
+from mcpx_router.mcpx.gateway._serve import serve_asgi
 
 from ..support.mcpx_support import is_presence, raw_peer
 

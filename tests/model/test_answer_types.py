@@ -32,7 +32,7 @@ from mcpx_router import OpenAIPeerToolAdapter
 
 from ..support._model_peers import RecordingPeer, connected, media_peer
 from ..support.sdk_examples import example
-from .test_calls_properties import TEXT, Expect, error_calls, served_calls
+from .calls.test_calls_properties import TEXT, Expect, error_calls, served_calls
 
 pytestmark = pytest.mark.anyio
 

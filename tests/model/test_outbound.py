@@ -26,12 +26,12 @@ from mcp.server.lowlevel import Server
 
 import mcpx_router.model._outbound_rules as rules
 import mcpx_router.model._schema as schema_module
-import mcpx_router.model._strict as strict_module
+import mcpx_router.model.strict._strict as strict_module
 from mcpx_router import OpenAIPeerToolAdapter
 from mcpx_router._catalogue import Catalogue
 from mcpx_router.model._outbound_rules import check_outbound, check_parameters
 from mcpx_router.model._schema import convert_for_openai
-from mcpx_router.model._strict import StrictOutcome
+from mcpx_router.model.strict._strict import StrictOutcome
 
 # -- the subschema positions, read from the meta-schemas ------------------------------------------
 

@@ -24,8 +24,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from mcpx_router import ConfigError, PeerUnavailableError
 from mcpx_router._errors import MASK, SHORTEST_SECRET, Secrets, credential_name, redact
 from mcpx_router.peers import FileTokenStore, HttpPeer, StdioPeer, load_config, parse_config
-from mcpx_router.peers._auth import BearerAuth
 from mcpx_router.peers._router import Router
+from mcpx_router.peers.auth._auth import BearerAuth
 
 from ..support.otel_support import spans  # noqa: F401  (a fixture)
 from ..support.router_support import free_port, growing_server

@@ -23,9 +23,8 @@ from openai import AsyncOpenAI
 from mcpx_router import OpenAIPeerToolAdapter, ToolSearch
 from mcpx_router.loop import run_chat, run_responses
 from mcpx_router.model._budget import terms
-from mcpx_router.model._search_hints import hint, hinted, meaningful, query_of
-from mcpx_router.relevance._tool_search import _holds
-from mcpx_router.relevance._unknown import UnknownNames
+from mcpx_router.model._search_hints import hint, hinted, holds, meaningful, query_of
+from mcpx_router.model._unknown import UnknownNames
 
 from ..support._model_peers import RecordingPeer
 from ..support._openai_replay import (
@@ -391,11 +390,11 @@ WORDS = st.from_regex(r"[a-z]{4,12}", fullmatch=True)
 def test_a_part_of_a_word_finds_it(word: str, data: st.DataObject) -> None:
     start = data.draw(st.integers(0, len(word) - 4))
     end = data.draw(st.integers(start + 4, len(word)))
-    assert _holds(frozenset({word}), word[start:end])  # a part of four letters or more
-    assert _holds(frozenset({word}), word[:3])  # a beginning
-    assert _holds(frozenset({word}), word + "s")  # the word is where the query begins
+    assert holds(frozenset({word}), word[start:end])  # a part of four letters or more
+    assert holds(frozenset({word}), word[:3])  # a beginning
+    assert holds(frozenset({word}), word + "s")  # the word is where the query begins
     three = data.draw(st.from_regex(r"[a-z]{3}", fullmatch=True) | st.just(word[1:4]))
-    assert _holds(frozenset({word}), three) == word.startswith(three)  # three letters: a beginning only
+    assert holds(frozenset({word}), three) == word.startswith(three)  # three letters: a beginning only
 
 
 def test_a_typo_keeps_its_close_names_but_never_turns_save_into_delete() -> None:

@@ -1,7 +1,7 @@
 """Large catalogues for the tests: real servers' tools among many generated ones.
 
 The tools and the labelled requests are those of the relevance evaluation
-(benchmarks/_labelled.py); here they are served by in-process `RecordingPeer`s.
+(benchmarks/ranking/_labelled.py); here they are served by in-process `RecordingPeer`s.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 
 import mcp_types as mt
 
-from benchmarks._labelled import LABELLED, filler_tools, real_tools
+from benchmarks.ranking._labelled import LABELLED, filler_tools, real_tools
 
 from ._model_peers import RecordingPeer
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from mcpx_router.mcpx import Gateway, GatewayConfig
-from mcpx_router.mcpx._gateway import _Connection
-from mcpx_router.mcpx._gateway_state import FrameRejected
+from mcpx_router.mcpx.gateway._gateway import _Connection
+from mcpx_router.mcpx.gateway._gateway_state import FrameRejected
 
 
 class SilentLimitGateway(Gateway):

@@ -22,7 +22,7 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from mcpx_router.mcpx import PROTOCOL
-from mcpx_router.mcpx._serve import serve_asgi
+from mcpx_router.mcpx.gateway._serve import serve_asgi
 
 
 class PermissiveGateway:

@@ -1,0 +1,1 @@
+"""Peers: one stdio peer's huge answer beside ordinary peers (`hostile`)."""

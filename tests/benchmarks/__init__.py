@@ -1,0 +1,1 @@
+"""Tests of the benchmarks' entry point (benchmarks/__main__.py)."""
