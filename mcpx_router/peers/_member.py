@@ -156,7 +156,12 @@ class Member:
                     )
                 )
                 watched = isinstance(self.spec, StdioPeer | HttpPeer | SsePeer | ParticipantPeer)
-                self.link.attach(session, watched=watched, ends_known=isinstance(self.spec, StdioPeer))
+                self.link.attach(
+                    session,
+                    watched=watched,
+                    ends_known=isinstance(self.spec, StdioPeer),
+                    losses_known=isinstance(self.spec, HttpPeer | SsePeer | InProcessPeer),
+                )
                 stack.callback(self._cut_calls_if_leaving)  # runs before the session closes
                 # Subscribe before listing: a change after the listing then cannot go unseen.
                 subscription = await self._subscribe(stack, session)
