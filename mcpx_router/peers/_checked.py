@@ -11,7 +11,8 @@ as a stray line.
 
 A JSON body the SDK's parser would refuse or take long over (nested deeper than it reads, more
 than a mebibyte) is read first, by `read_body`, as a stdio line is: its checked answer is kept
-by the `Exchange`, and the SDK parses a small stand-in with the same id in its place. The events
+by the `Exchange`, and the SDK parses a small stand-in with the same id in its place (so is one
+holding a lone surrogate escape, which the SDK's parser refuses and Python's `json` reads). The events
 of an SSE response are looked at one by one as they arrive (`read_events`), each such event's
 data read the same way.
 """
@@ -20,10 +21,11 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
 import anyio
 import httpx2
@@ -46,6 +48,7 @@ class _AnsweredElsewhere(logging.Filter):
 
 logging.getLogger("mcp.client.streamable_http").addFilter(_AnsweredElsewhere())
 
+_SURROGATE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 _DROPPED = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 """Headers of a body that no longer hold once it is read here (decoded, perhaps replaced)."""
 
@@ -56,7 +59,7 @@ async def read_body(
     """`response`, a JSON answer to a POST, read; its body replaced by a stand-in when it is one
     the SDK should not parse itself (see the module's docstring)."""
     body = await response.aread()
-    if len(body) > SMALL or body.count(b"{") + body.count(b"[") >= MAX_DEPTH:
+    if _ours(body):
         body = await _stand_in(body, exchange) or body
     headers = [(key, value) for key, value in response.headers.multi_items() if key.lower() not in _DROPPED]
     return httpx2.Response(
@@ -139,7 +142,7 @@ class _Events(httpx2.AsyncByteStream):
             self._pending += chunk
 
     async def _event(self, event: bytes) -> bytes:
-        if len(event) <= SMALL and event.count(b"{") + event.count(b"[") < MAX_DEPTH:
+        if not _ours(event):
             return event
         lines = event.splitlines()
         data = b"\n".join(line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:"))
@@ -151,6 +154,16 @@ class _Events(httpx2.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def _ours(data: bytes) -> bool:
+    """Whether `data` is to be read here: more than a mebibyte, perhaps nested deeper than the SDK
+    reads, or holding a lone surrogate escape perhaps (which the SDK's parser refuses)."""
+    return (
+        len(data) > SMALL
+        or data.count(b"{") + data.count(b"[") >= MAX_DEPTH
+        or _SURROGATE.search(data) is not None
+    )
 
 
 def _event_end(data: bytes, start: int) -> int:

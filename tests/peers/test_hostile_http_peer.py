@@ -94,6 +94,16 @@ async def test_a_stream_the_transport_says_ended_is_a_lost_connection() -> None:
 
 
 @KINDS
+async def test_a_lone_surrogate_escape_is_read_as_json_reads_it(sse: bool) -> None:
+    """The SDK's parser refuses it; Python's `json` reads it, as the stdio transport does."""
+    async with routed(sse=sse) as router:
+        outcome = await router.call("h__surrogate", {})
+        assert not outcome.is_error, outcome.text
+        assert outcome.text.startswith("half ")
+        await still_fine(router)
+
+
+@KINDS
 async def test_a_malformed_entry_of_a_listing_is_held_back_alone(sse: bool) -> None:
     async with routed("--bad-listing", sse=sse) as router:
         names = {tool.name for tool in router.tools}

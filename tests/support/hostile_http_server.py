@@ -5,7 +5,8 @@ body of a JSON response or as one event of an SSE response (`sse=True`), byte fo
 that is `5`, a body that is not JSON, an error with code -32000, malformed listing entries, ...
 There is no session id and no GET stream (405), as a stateless server has none. One more tool,
 `vanish`, is answered with an SSE stream that ends without an answer (the SDK's transport then
-answers the call "SSE stream ended without a response", code -32000, itself).
+answers the call "SSE stream ended without a response", code -32000, itself), and `surrogate`
+with a text that holds a lone surrogate escape (`"half \\ud83d"`).
 """
 
 from __future__ import annotations
@@ -24,17 +25,25 @@ from starlette.routing import Route
 
 from . import hostile_stdio_server as hostile
 
+EXTRA = ("vanish", "surrogate")
+
 
 def _app(*, sse: bool) -> Starlette:
     async def mcp_endpoint(request: Request) -> Response:
         if request.method != "POST":
             return Response(status_code=405)
         message = json.loads(await request.body())
-        if (message.get("params") or {}).get("name") == "vanish":
+        name = (message.get("params") or {}).get("name")
+        if name == "vanish":
             return Response(b"", media_type="text/event-stream")
-        lines = hostile.respond(message)
-        if message.get("method") == "tools/list":  # `vanish` listed last
-            lines = [lines[0].removesuffix("]}}") + ',{"name":"vanish","inputSchema":{"type":"object"}}]}}']
+        if name == "surrogate":
+            text = '{"content":[{"type":"text","text":"half \\ud83d"}]}'
+            lines = [f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{text}}}']
+        else:
+            lines = hostile.respond(message)
+        if message.get("method") == "tools/list":  # the two more listed last
+            more = ",".join(f'{{"name":"{extra}","inputSchema":{{"type":"object"}}}}' for extra in EXTRA)
+            lines = [lines[0].removesuffix("]}}") + f",{more}]}}}}"]
         if not lines:
             return Response(status_code=202)
         if sse:
