@@ -117,7 +117,7 @@ class _Events(httpx2.AsyncByteStream):
         self._inner = inner
         self._chunks: AsyncIterator[bytes] | None = None
         self._exchange = exchange
-        self._pending = b""
+        self._pending = bytearray()  # grows in place: a long event costs its size, not its square
         self._searched = 0
 
     def __aiter__(self) -> Self:
@@ -129,13 +129,16 @@ class _Events(httpx2.AsyncByteStream):
         while True:
             end = _event_end(self._pending, self._searched)
             if end >= 0:
-                event, self._pending, self._searched = self._pending[:end], self._pending[end:], 0
+                event = bytes(self._pending[:end])
+                del self._pending[:end]
+                self._searched = 0
                 return await self._event(event)
             self._searched = max(0, len(self._pending) - 3)
             try:
                 chunk = await self._chunks.__anext__()
             except StopAsyncIteration:
-                rest, self._pending = self._pending, b""
+                rest = bytes(self._pending)
+                self._pending.clear()
                 if rest:
                     return rest
                 raise
@@ -166,7 +169,7 @@ def _ours(data: bytes) -> bool:
     )
 
 
-def _event_end(data: bytes, start: int) -> int:
+def _event_end(data: bytes | bytearray, start: int) -> int:
     """Where the first whole event of `data` ends (after its blank line), or -1."""
     ends = [found + len(mark) for mark in (b"\n\n", b"\r\n\r\n") if (found := data.find(mark, start)) >= 0]
     return min(ends) if ends else -1
