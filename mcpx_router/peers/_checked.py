@@ -43,10 +43,16 @@ class _AnsweredElsewhere(logging.Filter):
     parse: the request is answered with why, which the Router tells and logs itself."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg not in ("Error parsing JSON response", "Error parsing SSE message")
+        return record.msg not in _ANSWERED_ELSEWHERE
 
 
+_ANSWERED_ELSEWHERE: Final = (
+    "Error parsing JSON response",
+    "Error parsing SSE message",
+    "Error parsing server message",
+)
 logging.getLogger("mcp.client.streamable_http").addFilter(_AnsweredElsewhere())
+logging.getLogger("mcp.client.sse").addFilter(_AnsweredElsewhere())
 
 _SURROGATE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 _DROPPED = frozenset({"content-length", "content-encoding", "transfer-encoding"})
@@ -213,8 +219,10 @@ class _CheckedRead(_Stream):
             item: SessionMessage | Exception = await self._inner.receive()
             if isinstance(item, SessionMessage):
                 return self._exchange.received(item)
-            answer = self._exchange.unreadable(_raw(item).encode("utf-8", "replace"), item)
-            if answer is not None:
+            # What the transport could not parse, read as a stdio line is (Python's json's words).
+            self._exchange.answered = True
+            answer = await message_of(_raw(item).encode("utf-8", "surrogatepass"), self._exchange)
+            if isinstance(answer, SessionMessage):
                 return answer
 
     def __aiter__(self) -> Self:
@@ -228,14 +236,21 @@ class _CheckedRead(_Stream):
 
 
 def _raw(error: Exception) -> str:
-    """The text a transport could not parse, when its (pydantic) error keeps it; else the error's."""
+    """The text a transport could not parse, when its (pydantic) error keeps it: the text itself
+    when it was not JSON, the message as JSON when it was not JSON-RPC; else the error's text."""
     errors_of = getattr(error, "errors", None)
     if callable(errors_of):
         try:
             inputs = [found.get("input") for found in errors_of()]
         except Exception:  # not pydantic's: its message will do
             inputs = []
-        texts = [text for text in inputs if isinstance(text, str)]
+        texts = [found for found in inputs if isinstance(found, str)]
         if texts:
             return max(texts, key=len)
+        for found in inputs:
+            if isinstance(found, dict) and "jsonrpc" in found:
+                try:
+                    return json.dumps(found, ensure_ascii=False, default=repr)
+                except (ValueError, RecursionError):
+                    break
     return str(error)

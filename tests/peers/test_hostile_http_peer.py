@@ -1,7 +1,8 @@
 """An HTTP peer that answers badly on purpose costs only the call or the entry it spoils.
 
-The answers of `support/hostile_stdio_server.py` are served over streamable HTTP on 127.0.0.1
-(`support/hostile_http_server.py`), as JSON responses and as SSE responses, beside an ordinary
+The answers of `support/hostile_stdio_server.py` are served over HTTP on 127.0.0.1
+(`support/hostile_http_server.py`), as JSON responses and SSE responses of streamable HTTP and
+as events of the legacy HTTP+SSE transport, beside an ordinary
 stdio peer that must keep working. Calls are given a time limit far beyond the test's own
 timeout, so an answer that were lost would fail the test instead of being answered "did not
 answer within N s". An in-process server's -32000 error is its own too.
@@ -17,13 +18,14 @@ import mcp
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from mcpx_router import HttpPeer, InProcessPeer, Router
+from mcpx_router import HttpPeer, InProcessPeer, Router, SsePeer
 
 from ..support.hostile_http_server import serve_hostile
 from .test_hostile_peer import NEVER, UNUSABLE, hostile, still_fine
 
-KINDS = pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-"""The peer's answers as JSON responses, or as SSE responses."""
+KINDS = pytest.mark.parametrize("kind", ["json", "sse", "legacy"])
+"""The peer's answers as JSON responses or SSE responses of streamable HTTP, or as events of the
+legacy HTTP+SSE transport's stream (an `SsePeer`)."""
 
 # mcp 2.3's streamable HTTP client returns from `async for` over an SSE response without closing the
 # httpx2 async generators; trio warns when they are garbage collected (asyncio does not).
@@ -33,12 +35,19 @@ pytestmark = [
 ]
 
 
+NOT_JSON = {
+    "json": "EOF while parsing a string at line 1 column 75)",  # the SDK's parser
+    "sse": "EOF while parsing a string at line 1 column 75)",
+    "legacy": "Unterminated string starting at: line 1 column 68 (char 67))",  # Python's json
+}
+
+
 @asynccontextmanager
-async def routed(*options: str, sse: bool) -> AsyncIterator[Router]:
+async def routed(*options: str, kind: str) -> AsyncIterator[Router]:
     """A Router with the hostile HTTP peer `h` and an ordinary stdio one, `plain`."""
-    with serve_hostile(*options, sse=sse) as url:
+    with serve_hostile(*options, sse=kind == "sse", legacy=kind == "legacy") as url:
         async with Router(connect_timeout=NEVER, call_timeout=NEVER) as router:
-            await router.join("h", HttpPeer(url))
+            await router.join("h", SsePeer(url) if kind == "legacy" else HttpPeer(url))
             await router.join("plain", hostile())
             yield router
 
@@ -49,7 +58,7 @@ async def routed(*options: str, sse: bool) -> AsyncIterator[Router]:
     [
         ("five", "its result is 5, not an object"),
         ("null", "its result is null, not an object"),
-        ("not_json", "it is not valid JSON (EOF while parsing a string at line 1 column 75)"),
+        ("not_json", "it is not valid JSON ("),
         ("deep_result", "it is nested deeper than 200 levels"),
         ("deeper_result", "it is nested deeper than 200 levels"),
         ("content_string", "content: Input should be a valid list"),
@@ -58,11 +67,13 @@ async def routed(*options: str, sse: bool) -> AsyncIterator[Router]:
     ],
 )
 async def test_an_answer_that_is_no_result_is_answered_at_once(
-    tool: str, why: str, sse: bool, caplog: pytest.LogCaptureFixture
+    tool: str, why: str, kind: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
-    async with routed(sse=sse) as router:
+    async with routed(kind=kind) as router:
         outcome = await router.call(f"h__{tool}", {})
+        if tool == "not_json":  # in the words of the parser that refused it
+            why += NOT_JSON[kind]
         assert (outcome.text, outcome.error_type) == (UNUSABLE + why, "tool_error")
         assert "pydantic" not in outcome.text
         await still_fine(router)
@@ -71,8 +82,8 @@ async def test_an_answer_that_is_no_result_is_answered_at_once(
 
 
 @KINDS
-async def test_an_error_with_the_connection_closed_code_is_the_peers_own_failure(sse: bool) -> None:
-    async with routed(sse=sse) as router:
+async def test_an_error_with_the_connection_closed_code_is_the_peers_own_failure(kind: str) -> None:
+    async with routed(kind=kind) as router:
         outcome = await router.call("h__failing", {})
         assert outcome.text == "Error: peer 'h' failed to run 'failing': MCPError: database down"
         assert outcome.error_type == "peer_error"  # not peer_unavailable
@@ -83,7 +94,7 @@ async def test_an_error_with_the_connection_closed_code_is_the_peers_own_failure
 
 
 async def test_a_stream_the_transport_says_ended_is_a_lost_connection() -> None:
-    async with routed(sse=False) as router:
+    async with routed(kind="json") as router:
         outcome = await router.call("h__vanish", {})
         assert outcome.error_type == "peer_unavailable"
         assert outcome.text == (
@@ -94,9 +105,9 @@ async def test_a_stream_the_transport_says_ended_is_a_lost_connection() -> None:
 
 
 @KINDS
-async def test_a_lone_surrogate_escape_is_read_as_json_reads_it(sse: bool) -> None:
+async def test_a_lone_surrogate_escape_is_read_as_json_reads_it(kind: str) -> None:
     """The SDK's parser refuses it; Python's `json` reads it, as the stdio transport does."""
-    async with routed(sse=sse) as router:
+    async with routed(kind=kind) as router:
         outcome = await router.call("h__surrogate", {})
         assert not outcome.is_error, outcome.text
         assert outcome.text.startswith("half ")
@@ -104,8 +115,8 @@ async def test_a_lone_surrogate_escape_is_read_as_json_reads_it(sse: bool) -> No
 
 
 @KINDS
-async def test_a_malformed_entry_of_a_listing_is_held_back_alone(sse: bool) -> None:
-    async with routed("--bad-listing", sse=sse) as router:
+async def test_a_malformed_entry_of_a_listing_is_held_back_alone(kind: str) -> None:
+    async with routed("--bad-listing", kind=kind) as router:
         names = {tool.name for tool in router.tools}
         assert {"h__ok", "h__echo", "h__nested_95", "h__vanish"} <= names
         unreadable = "peer 'h' listed a tool that cannot be read: "
@@ -124,8 +135,8 @@ async def test_a_malformed_entry_of_a_listing_is_held_back_alone(sse: bool) -> N
 
 
 @KINDS
-async def test_large_results_are_read_and_cut_to_their_end(sse: bool) -> None:
-    async with routed("--blocks", "5000", "--mb", "3", sse=sse) as router:
+async def test_large_results_are_read_and_cut_to_their_end(kind: str) -> None:
+    async with routed("--blocks", "5000", "--mb", "3", kind=kind) as router:
         blocks = await router.call("h__blocks", {})
         assert blocks.text.startswith("[4,000 earlier content blocks left out]\nblock 4000\n")
         assert blocks.text.endswith("\nblock 4999")
