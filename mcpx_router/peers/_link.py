@@ -66,9 +66,11 @@ def _peers_own(connection: Connection, exc: mcp.MCPError) -> bool:
     """Whether `exc`, a JSON-RPC error over `connection` while it is open, is the peer's own answer."""
     if isinstance(exc.data, LostByTransport):
         return False
-    if not connection.watched and exc.message == "Connection closed":
-        return False  # an in-process server's streams, closed under the SDK's session
-    return connection.ends_known or (connection.losses_known and exc.code == mt.CONNECTION_CLOSED)
+    if connection.ends_known:
+        return True
+    # "Connection closed" is the SDK session's own word for a transport that ended (or for a
+    # request sent after it did), which may come before the transport's end is seen.
+    return connection.losses_known and exc.code == mt.CONNECTION_CLOSED and exc.message != "Connection closed"
 
 
 def looks_like_connection_failure(exc: BaseException) -> bool:
