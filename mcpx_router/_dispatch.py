@@ -91,8 +91,9 @@ class Outcome:
     - "timeout": no answer in time; the call was abandoned and may have run.
     - "tool_error": the tool answered with `isError`, or the peer answered with something that is
       no tool result (not JSON, not an object, the wrong shape, nested too deep).
-    - the qualified name of any other exception the peer's session raised (a JSON-RPC error the
-      peer answered with, say `mcp.shared.exceptions.MCPError`); counted as a tool error.
+    - "peer_error": the peer answered the call with a JSON-RPC error of its own (any code but
+      -32602, -32000 included while its connection is open), or its session raised any other
+      exception; counted as a tool error.
 
     `NOT_SENT` holds the kinds of a call that never reached its peer, `MAY_HAVE_RUN` those of a
     call that got no answer but may have taken effect."""
@@ -368,14 +369,14 @@ _CLOSED = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStre
 
 def _error_type(exc: Exception) -> str:
     """The `error_type` of an exception the peer's session raised (other than a timeout or a
-    left peer): refused arguments, a lost connection, or the exception's qualified name."""
+    left peer): refused arguments, a lost connection, or the peer's own failure."""
     if isinstance(exc, mcp.MCPError) and exc.code == mt.INVALID_PARAMS:
         return "invalid_arguments"
     if isinstance(exc, _CLOSED) or (
         isinstance(exc, mcp.MCPError) and exc.code == mt.CONNECTION_CLOSED and not is_peer_answer(exc)
     ):
         return "peer_unavailable"
-    return f"{type(exc).__module__}.{type(exc).__qualname__}"
+    return "peer_error"
 
 
 def patterns(what: str, patterns: Sequence[str] | None) -> tuple[str, ...] | None:

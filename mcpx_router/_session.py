@@ -18,6 +18,7 @@ from ._errors import PeerUnavailableError
 
 __all__ = [
     "HELD_BACK",
+    "LostByTransport",
     "NativeSession",
     "ToolSession",
     "UnusableAnswer",
@@ -44,6 +45,14 @@ class UnusableAnswer(str):
     """The `data` of the error a transport of the Router answers a request with when the peer's
     answer to it could not be used (not a JSON-RPC result, not JSON, nested too deep): the text
     says why. The adapter tells the model what the peer answered instead of waiting for a timeout."""
+
+    __slots__ = ()
+
+
+class LostByTransport(str):
+    """The `data` of a "connection closed" (-32000) error that a transport made up itself for a
+    request whose answer can no longer come (its HTTP stream broke or ended): the text is the
+    transport's. Any other -32000 error over an open connection is the peer's own answer."""
 
     __slots__ = ()
 

@@ -28,10 +28,11 @@ __all__ = [
 ]
 
 ERROR_KINDS = ("peer_busy", "not_sent", "peer_unavailable", "timeout", "tool_error", "invalid_arguments")
-"""The kinds failures are counted by: `Outcome.error_type`, any other (a peer exception's
-qualified name) counted as tool_error."""
+"""The kinds failures are counted by: `Outcome.error_type`, any other (peer_error, the peer's own
+JSON-RPC error) counted as tool_error."""
 _KIND_INDEX = {kind: index for index, kind in enumerate(ERROR_KINDS)}
 _TOOL_ERROR = _KIND_INDEX["tool_error"]
+_KIND_INDEX["peer_error"] = _TOOL_ERROR
 _REFUSED = _KIND_INDEX["invalid_arguments"]
 _UNREACHED = _KIND_INDEX["timeout"]
 """Kinds up to this one are failures to reach the peer (the call not sent, or not answered)."""

@@ -17,7 +17,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._errors import PeerUnavailableError
-from .._session import NativeSession, ToolSession, call_tool, mark_peer_answer
+from .._session import LostByTransport, NativeSession, ToolSession, call_tool, mark_peer_answer
 from ..mcpx._rpc import not_delivered
 
 __all__ = [
@@ -51,11 +51,26 @@ class Connection:
     ends_known: bool = False
     """Its transport says when it ends (`closed` is set before any request learns of it): while
     `closed` is not set, a JSON-RPC error is the peer's answer, whatever its code."""
+    losses_known: bool = False
+    """Its transport says when it ends and marks the "connection closed" (-32000) errors it makes
+    up itself (`LostByTransport`): while `closed` is not set, any other -32000 error is the
+    peer's answer (its other codes are read as before: a "session not found" may mean a restart)."""
 
     def lose(self, error: BaseException | None) -> None:
         if not self.closed.is_set():
             self.error = error
             self.closed.set()
+
+
+def _peers_own(connection: Connection, exc: mcp.MCPError) -> bool:
+    """Whether `exc`, a JSON-RPC error over `connection` while it is open, is the peer's own answer."""
+    if isinstance(exc.data, LostByTransport):
+        return False
+    if connection.ends_known:
+        return True
+    # "Connection closed" is the SDK session's own word for a transport that ended (or for a
+    # request sent after it did), which may come before the transport's end is seen.
+    return connection.losses_known and exc.code == mt.CONNECTION_CLOSED and exc.message != "Connection closed"
 
 
 def looks_like_connection_failure(exc: BaseException) -> bool:
@@ -147,10 +162,18 @@ class PeerLink(NativeSession):
         self.state = "connecting"
         return self.current
 
-    def attach(self, session: ToolSession, *, watched: bool = False, ends_known: bool = False) -> None:
+    def attach(
+        self,
+        session: ToolSession,
+        *,
+        watched: bool = False,
+        ends_known: bool = False,
+        losses_known: bool = False,
+    ) -> None:
         self.current.session = session
         self.current.watched = watched
         self.current.ends_known = ends_known
+        self.current.losses_known = losses_known
         self.state = "connected"
 
     def cut_calls(self) -> None:
@@ -210,7 +233,7 @@ class PeerLink(NativeSession):
         if isinstance(exc, mcp.MCPError) and exc.code == mt.REQUEST_TIMEOUT:
             connection.suspect.set()  # a peer that does not answer may be hung: probe it
             return exc
-        if connection.ends_known and not connection.closed.is_set() and isinstance(exc, mcp.MCPError):
+        if isinstance(exc, mcp.MCPError) and not connection.closed.is_set() and _peers_own(connection, exc):
             # The connection is open: this is the peer's own error, even with the code the SDK
             # uses for "connection closed" (-32000 opens JSON-RPC's range of server errors).
             return mark_peer_answer(exc)

@@ -44,7 +44,7 @@ from ._specs import (
 from .content._content import ContentStore
 from .content._content_follow import PeerContent
 from .content._content_tools import ContentTools
-from .stdio._answers import Strays
+from .wire._answers import Strays
 
 __all__ = ["Member"]
 
@@ -156,7 +156,12 @@ class Member:
                     )
                 )
                 watched = isinstance(self.spec, StdioPeer | HttpPeer | SsePeer | ParticipantPeer)
-                self.link.attach(session, watched=watched, ends_known=isinstance(self.spec, StdioPeer))
+                self.link.attach(
+                    session,
+                    watched=watched,
+                    ends_known=isinstance(self.spec, StdioPeer),
+                    losses_known=isinstance(self.spec, HttpPeer | SsePeer | InProcessPeer),
+                )
                 stack.callback(self._cut_calls_if_leaving)  # runs before the session closes
                 # Subscribe before listing: a change after the listing then cannot go unseen.
                 subscription = await self._subscribe(stack, session)

@@ -7,7 +7,9 @@ out the connect timeout, as the `mcp` SDK drops the line and goes on waiting for
 `initialize`. After that answer such a line is tolerated: a chatty server keeps working, the
 line is counted in the peer's `Strays` (logged once per kind, as a warning), and an answer that
 was mangled is answered at once for the request it names (`_answers.Exchange`). Stdio servers
-are run by the Router's own transport (`_stdio.py`), which hands the SDK's session what it reads.
+are run by the Router's own transport (`_stdio.py`), which hands the SDK's session what it reads;
+what an HTTP or SSE peer sends is checked by the same `Exchange` between the SDK's transport and
+its session (`wire/_checked.py`).
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from ._callbacks import PeerCallbacks, client_options
 from ._link import note_posted, note_refused, note_written
 from ._specs import HttpPeer, InProcessPeer, Mode, ParticipantPeer, PeerSpec, SessionPeer, SsePeer, StdioPeer
 from .auth._auth_errors import authorization_failure
-from .stdio._answers import Exchange, Strays
-from .stdio._stdio import stdio_transport
+from .wire._answers import Exchange, Strays
+from .wire._checked import checked, read_body, read_events
+from .wire._stdio import stdio_transport
 
 __all__ = ["open_session"]
 
@@ -91,9 +94,10 @@ async def open_session(
         # Streamable HTTP: a call counts as sent once its POST starts, not when the transport
         # takes it (the SDK posts in the caller's context); SSE counts what its transport takes.
         sse = isinstance(spec, SsePeer)
-        seen = _NotingTransport(spec.url, posts=not sse)
+        exchange = Exchange(peer, strays if strays is not None else Strays(peer), "over HTTP")
+        seen = _NotingTransport(spec.url, posts=not sse, exchange=exchange)
         web = _sse_transport(spec, seen) if isinstance(spec, SsePeer) else _http_transport(spec, seen)
-        target = _watched(web, closed, noted=sse)
+        target = _watched(checked(web, exchange), closed, noted=sse)
         url, auth = spec.url, spec.auth
         handshake.explain = lambda exc: authorization_failure(peer, url, auth, exc, seen.last_refusal())
     options = client_options(callbacks)
@@ -202,11 +206,13 @@ def _sse_transport(spec: SsePeer, seen: _NotingTransport) -> AbstractAsyncContex
 
 class _NotingTransport(httpx2.AsyncBaseTransport):
     """A transport reporting a request that could not connect to `note_refused`; it keeps the
-    last refusal of authorization (401, 403) its peer's endpoint answered, for the join error."""
+    last refusal of authorization (401, 403) its peer's endpoint answered, for the join error,
+    and has the endpoint's JSON answers read by `read_body` (with the peer's `Exchange`)."""
 
-    def __init__(self, url: str, *, posts: bool = False) -> None:
+    def __init__(self, url: str, *, posts: bool = False, exchange: Exchange | None = None) -> None:
         self._url = httpx2.URL(url).copy_with(query=None)
         self._posts = posts
+        self._exchange = exchange
         self._inner: httpx2.AsyncBaseTransport | None = None
         self._refusal: httpx2.Response | None = None
 
@@ -231,6 +237,12 @@ class _NotingTransport(httpx2.AsyncBaseTransport):
             raise
         if request.url.copy_with(query=None) == self._url:
             self._refusal = response if response.status_code in (401, 403) else None
+            kind = response.headers.get("content-type", "")
+            if self._exchange is not None and response.status_code == 200:
+                if request.method == "POST" and kind.startswith("application/json"):
+                    return await read_body(request, response, self._exchange)
+                if kind.startswith("text/event-stream"):
+                    return read_events(request, response, self._exchange)
         return response
 
     def last_refusal(self) -> httpx2.Response | None:

@@ -265,7 +265,7 @@ async def test_a_peers_own_timeout_code_is_its_answer_not_our_deadline(limit: fl
     async with mcp.Client(upstream_timeout()) as client, OpenAIPeerToolAdapter() as adapter:
         await adapter.add_peer("up", client, call_timeout=limit)
         outcome = await adapter.call("up__search", {"query": "q"})
-    assert outcome.is_error and outcome.error_type == "mcp.shared.exceptions.MCPError"
+    assert outcome.is_error and outcome.error_type == "peer_error"
     assert "did not answer" not in outcome.text
     assert outcome.text.startswith("Error: peer 'up' failed to run 'search':")
     assert "upstream timed out on q" in outcome.text

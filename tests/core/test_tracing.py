@@ -143,7 +143,7 @@ async def test_each_kind_of_failure_is_told(spans: InMemorySpanExporter) -> None
         "arguments": "invalid_arguments",
         "not-json": "invalid_arguments",
         "tool": "tool_error",
-        "refused": "mcp.shared.exceptions.MCPError",
+        "refused": "peer_error",
         "timeout": "timeout",
         "custom": "invalid_call",
     }

@@ -22,7 +22,7 @@ from mcpx_router.groups._spec import auto_group_name, check_group_name, member_k
 
 TEXT = st.text(min_size=0, max_size=70)
 IDS = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40)
-FAILURES = st.sampled_from([None, *ERROR_KINDS, "unknown_tool", "mcp.shared.exceptions.MCPError"])
+FAILURES = st.sampled_from([None, *ERROR_KINDS, "unknown_tool", "peer_error"])
 
 
 @settings(max_examples=200)

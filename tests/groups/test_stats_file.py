@@ -17,7 +17,7 @@ from mcpx_router.groups._stats_file import load_stats, save_stats
 from ..support._model_peers import connected
 from .test_groups import search_peer
 
-KINDS = st.sampled_from([None, *ERROR_KINDS, "mcp.shared.exceptions.MCPError"])
+KINDS = st.sampled_from([None, *ERROR_KINDS, "peer_error"])
 CALLS = st.lists(
     st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(["s", "t"]), st.floats(0, 5), KINDS), max_size=30
 )

@@ -30,6 +30,11 @@ def _nested(levels: int) -> dict[str, Any]:
     return schema
 
 
+def _nested_text(levels: int) -> str:
+    """`_nested(levels)` as JSON text."""
+    return '{"type":"object","properties":{"x":' * levels + '{"type":"string"}' + "}}" * levels
+
+
 def _tool(name: Any, schema: Any = None) -> dict[str, Any]:
     return {"name": name, "inputSchema": {"type": "object"} if schema is None else schema}
 
@@ -53,24 +58,30 @@ TOOLS: list[Any] = [
         "huge",
     )
 ]
-if "--bad-listing" in OPTIONS:
-    TOOLS += [
-        _tool("schema_string", "string"),
-        {"name": "schema_null", "inputSchema": None},
-        {"inputSchema": {"type": "object"}},
-        _tool(42),
-        _tool("nested_95", _nested(95)),
-        _tool("nested_120", _nested(120)),
-        _tool("nested_5000", _nested(5000)),
-    ]
+BAD_TOOLS: list[Any] = [
+    _tool("schema_string", "string"),
+    {"name": "schema_null", "inputSchema": None},
+    {"inputSchema": {"type": "object"}},
+    _tool(42),
+    _tool("nested_95", _nested(95)),
+    '{"name":"nested_120","inputSchema":' + _nested_text(120) + "}",
+    '{"name":"nested_5000","inputSchema":' + _nested_text(5000) + "}",
+]
+"""Entries given as text are written as they are (too deep for `json.dumps`)."""
 PROMPTS: list[Any] = [{"name": "greet"}]
 RESOURCES: list[Any] = [{"uri": "file:///a.txt", "name": "a"}]
-if "--bad-listing" in OPTIONS:
-    PROMPTS += [{"description": "no name"}, {"name": 7}]
-    RESOURCES += [{"name": "no uri"}, {"uri": 5, "name": "b"}]
+BAD_PROMPTS: list[Any] = [{"description": "no name"}, {"name": 7}]
+BAD_RESOURCES: list[Any] = [{"name": "no uri"}, {"uri": 5, "name": "b"}]
+
+
+_SINK: list[str] | None = None
+"""Where `respond` collects the lines written for one message (for `hostile_http_server.py`)."""
 
 
 def _write(text: str) -> None:
+    if _SINK is not None:
+        _SINK.append(text)
+        return
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
@@ -119,45 +130,58 @@ def _answer(request_id: Any, name: str, arguments: dict[str, Any]) -> None:
         _write(head + '"result":{"content":[{"type":"text","text":"' + "x" * (size - 3) + 'end"}]}}')
 
 
+def respond(message: dict[str, Any]) -> list[str]:
+    """The lines `main` writes for `message` (with the options in `OPTIONS`)."""
+    global _SINK
+    _SINK = []
+    try:
+        _handle(message, "--bad-listing" in OPTIONS)
+        return _SINK
+    finally:
+        _SINK = None
+
+
 def main() -> None:
     for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
-        if request_id is None:
-            if method == "notifications/initialized":
-                for index in range(_option("--garbage", 0)):
-                    _write(f"log line {index}" if index % 2 else '{"not": "json-rpc"}')
-            continue
-        if method == "initialize":
-            result: dict[str, Any] = {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
-                "serverInfo": {"name": "hostile", "version": "1"},
-            }
-        elif method == "tools/list":
-            _write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"tools": TOOLS}}))
-            continue
-        elif method == "prompts/list":
-            result = {"prompts": PROMPTS}
-        elif method == "resources/list":
-            result = {"resources": RESOURCES}
-        elif method == "resources/templates/list":
-            result = {"resourceTemplates": []}
-        elif method == "tools/call":
-            params = message.get("params") or {}
-            _answer(request_id, params.get("name"), params.get("arguments") or {})
-            continue
-        elif method == "ping":
-            result = {}
-        else:
-            error = {"code": -32601, "message": f"Method not found: {method}"}
-            _send({"jsonrpc": "2.0", "id": request_id, "error": error})
-            continue
-        _send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        if line.strip():
+            _handle(json.loads(line), "--bad-listing" in OPTIONS)
+
+
+def _handle(message: dict[str, Any], bad_listing: bool) -> None:
+    method, request_id = message.get("method"), message.get("id")
+    if request_id is None:
+        if method == "notifications/initialized":
+            for index in range(_option("--garbage", 0)):
+                _write(f"log line {index}" if index % 2 else '{"not": "json-rpc"}')
+        return
+    if method == "initialize":
+        result: dict[str, Any] = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
+            "serverInfo": {"name": "hostile", "version": "1"},
+        }
+    elif method == "tools/list":
+        tools = ",".join(t if isinstance(t, str) else json.dumps(t) for t in TOOLS + BAD_TOOLS * bad_listing)
+        _write(f'{{"jsonrpc":"2.0","id":{json.dumps(request_id)},"result":{{"tools":[{tools}]}}}}')
+        return
+    elif method == "prompts/list":
+        result = {"prompts": PROMPTS + BAD_PROMPTS * bad_listing}
+    elif method == "resources/list":
+        result = {"resources": RESOURCES + BAD_RESOURCES * bad_listing}
+    elif method == "resources/templates/list":
+        result = {"resourceTemplates": []}
+    elif method == "tools/call":
+        params = message.get("params") or {}
+        _answer(request_id, params.get("name"), params.get("arguments") or {})
+        return
+    elif method == "ping":
+        result = {}
+    else:
+        error = {"code": -32601, "message": f"Method not found: {method}"}
+        _send({"jsonrpc": "2.0", "id": request_id, "error": error})
+        return
+    _send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 if __name__ == "__main__":
-    sys.setrecursionlimit(20_000)  # json.dumps of the listing nested 5,000 deep
     main()

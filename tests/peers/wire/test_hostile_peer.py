@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpx_router import Router, StdioPeer
-from mcpx_router.peers.stdio import _lines, _stdio
+from mcpx_router.peers.wire import _lines, _stdio
 
 SERVER = Path(__file__).parents[2] / "support" / "hostile_stdio_server.py"
 NEVER = 3600.0
@@ -55,7 +55,7 @@ async def test_an_error_with_the_connection_closed_code_is_the_peers_own_failure
     async with routed() as router:
         outcome = await router.call("h__failing", {})
         assert outcome.text == "Error: peer 'h' failed to run 'failing': MCPError: database down"
-        assert outcome.error_type == "mcp.shared.exceptions.MCPError"  # not peer_unavailable
+        assert outcome.error_type == "peer_error"  # not peer_unavailable
         await still_fine(router)
 
 

@@ -32,7 +32,7 @@ from mcp.shared.message import SessionMessage
 from ._answers import MAX_BLOCKS, Exchange
 from ._lines import SMALL, parse, parse_stepwise
 
-__all__ = ["stdio_transport"]
+__all__ = ["message_of", "stdio_transport"]
 
 
 @asynccontextmanager
@@ -114,7 +114,7 @@ async def _read_lines(stdout: Any, out: Any, exchange: Exchange) -> None:
         if rest:
             pending.add(rest)
         for line in lines:
-            item = await _message(line, exchange)
+            item = await message_of(line, exchange)
             if item is not None:
                 await out.send(item)
 
@@ -189,7 +189,7 @@ class _Line:
         return head[:cut] + note + tail[start:]
 
 
-async def _message(line: bytes, exchange: Exchange) -> SessionMessage | Exception | None:
+async def message_of(line: bytes, exchange: Exchange) -> SessionMessage | Exception | None:
     """What one line hands on: a message, an error before the handshake (the join fails at once
     with it), or None for a line that answers nothing."""
     left_out = 0

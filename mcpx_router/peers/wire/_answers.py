@@ -13,7 +13,10 @@ answered at once:
   that says how many were left out (the model reads a result's end, see `render`).
 
 A line that answers nothing is counted per kind in `Strays`, and logged once per peer and kind,
-as a warning.
+as a warning. Messages that a transport of the `mcp` SDK parsed itself (streamable HTTP, SSE, in
+memory) are checked by `received` the same way (see `_checked.py`); the errors that transport
+makes up itself are recognised: an answer it could not parse becomes an `UnusableAnswer` in a few
+words, a request it gave up on when its stream ended carries `LostByTransport`.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import methods as _methods
 
 from ..._naming import shown
-from ..._session import HELD_BACK, UnusableAnswer, describe_invalid
+from ..._session import HELD_BACK, LostByTransport, UnusableAnswer, describe_invalid
 from ._lines import MAX_DEPTH, TooDeep
 
 __all__ = ["MAX_BLOCKS", "Exchange", "Strays"]
@@ -51,6 +54,17 @@ _WHAT: Final = {
     "initialize": "a handshake answer",
 }
 _ID: Final = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+_SDK_UNPARSED: Final = ("Failed to parse JSON response: ", "Failed to parse SSE message: ")
+"""How the SDK's HTTP transport begins the error it answers a request with when the peer's answer
+was not a JSON-RPC message (with the whole validation error after it)."""
+_SDK_LOST: Final = ("SSE stream failed: ", "SSE stream ended without a response", "SSE stream ended and ")
+"""How it begins the "connection closed" (-32000) error of a request whose stream ended."""
+_INVALID_JSON: Final = re.compile(r"Invalid JSON: ([^\[\n]{1,120})")
+_NOT_AN_OBJECT: Final = re.compile(
+    r"JSONRPCResponse\.result\n\s*Input should be (?:a valid dictionary|an object) "
+    r"\[type=dict_type, input_value=(.{0,60}?), input_type=(\w+)\]"
+)
+_KINDS: Final = {"NoneType": "null", "str": "a string", "list": "an array", "bool": "a boolean"}
 _HEAD: Final = 4096
 _EXCERPT: Final = 60
 
@@ -62,15 +76,16 @@ class Strays:
         self.peer = peer
         self.counts: dict[str, int] = {}
 
-    def count(self, kind: str, line: bytes | str) -> None:
+    def count(self, kind: str, line: bytes | str, where: str = "on stdout") -> None:
         seen = self.counts.get(kind, 0)
         self.counts[kind] = seen + 1
         if not seen:
             logger.warning(
-                "peer %r wrote %s on stdout, which was ignored: %s "
+                "peer %r wrote %s %s, which was ignored: %s "
                 "(further such lines are counted, not logged)",
                 self.peer,
                 kind,
+                where,
                 _excerpt(line),
             )
 
@@ -78,13 +93,16 @@ class Strays:
 class Exchange:
     """One connection's requests in flight, and the check of each message that comes back."""
 
-    def __init__(self, peer: str, strays: Strays) -> None:
+    def __init__(self, peer: str, strays: Strays, where: str = "on stdout") -> None:
         self.peer = peer
         self.strays = strays
+        self.where = where
+        """Where the peer's messages come from, as its stray lines are logged."""
         self.version = "2025-11-25"
         self.answered = False
         """Whether the peer has sent one JSON-RPC message: lines before it fail the handshake."""
         self._waiting: dict[Any, str] = {}
+        self._read_ahead: dict[Any, SessionMessage] = {}
 
     def outgoing(self, message: SessionMessage) -> None:
         """Remember a request we send (and forget one we cancel) by its id."""
@@ -115,7 +133,7 @@ class Exchange:
             if isinstance(request, int | str) and _key(request) in self._waiting:
                 return self._unusable(request, _why(value, cut))
             kind = "nested deeper than the router reads" if cut else "JSON that is not JSON-RPC"
-            self.strays.count(kind, line)
+            self.strays.count(kind, line, self.where)
             return None
         self.answered = True
         if isinstance(message, mt.JSONRPCResponse | mt.JSONRPCError) and message.id is not None:
@@ -123,6 +141,34 @@ class Exchange:
             if isinstance(message, mt.JSONRPCResponse) and method is not None:
                 return self._answer(message, method, cut, left_out)
         return SessionMessage(message)
+
+    def read_ahead(self, request: int | str, message: SessionMessage) -> None:
+        """Keep the answer to `request`, read (and checked) before the transport parsed its stand-in."""
+        self._read_ahead[_key(request)] = message
+
+    def received(self, item: SessionMessage) -> SessionMessage:
+        """What to hand on for a message a transport of the SDK parsed itself."""
+        message = item.message
+        self.answered = True
+        if isinstance(message, mt.JSONRPCResponse | mt.JSONRPCError) and self._read_ahead:
+            ahead = self._read_ahead.pop(_key(message.id), None)
+            if ahead is not None:
+                return ahead
+        if isinstance(message, mt.JSONRPCResponse) and message.id is not None:
+            method = self._waiting.pop(_key(message.id), None)
+            if method is not None:
+                return self._answer(message, method, False, 0)
+        elif isinstance(message, mt.JSONRPCError) and message.id is not None:
+            if _key(message.id) not in self._waiting:
+                return item
+            error = message.error
+            if error.code == mt.PARSE_ERROR and error.message.startswith(_SDK_UNPARSED):
+                return self._unusable(message.id, _sdk_why(error.message))
+            self._waiting.pop(_key(message.id), None)
+            if error.code == mt.CONNECTION_CLOSED and error.message.startswith(_SDK_LOST):
+                lost = error.model_copy(update={"data": LostByTransport(error.message)})
+                return SessionMessage(message.model_copy(update={"error": lost}))
+        return item
 
     def unreadable(self, line: bytes, error: Exception) -> SessionMessage | None:
         """The message to hand on for a line that is not JSON: an error for the waiting request it
@@ -133,7 +179,7 @@ class Exchange:
             request = json.loads(found.group(1))
             if _key(request) in self._waiting:
                 return self._unusable(request, f"it is not valid JSON ({_parse_error(error)})")
-        self.strays.count("a line that is not JSON", line)
+        self.strays.count("a line that is not JSON", line, self.where)
         return None
 
     def _answer(self, message: mt.JSONRPCResponse, method: str, cut: bool, left_out: int) -> SessionMessage:
@@ -229,6 +275,21 @@ def _why(value: Any, cut: bool) -> str:
     if "error" in value:
         return f"its error is {_shown(value['error'])}, not a JSON-RPC error object"
     return "it is neither a result nor an error"
+
+
+def _sdk_why(text: str) -> str:
+    """Why the SDK could not parse an answer, in a few words, from its validation error's text."""
+    found = _INVALID_JSON.search(text)
+    if found is not None:
+        return f"it is not valid JSON ({found.group(1).strip()})"
+    if "recursion limit" in text.lower():
+        return "it is nested deeper than the mcp SDK reads"
+    found = _NOT_AN_OBJECT.search(text)
+    if found is not None:
+        value, kind = found.groups()
+        shown = value if kind in ("int", "float") else _KINDS.get(kind, kind)
+        return f"its result is {shown}, not an object"
+    return "it is not a JSON-RPC response"
 
 
 def _holds_cut(value: Any) -> bool:

@@ -1,1 +1,0 @@
-"""Tests of mcpx_router.peers.stdio."""

@@ -1,0 +1,1 @@
+"""Tests of mcpx_router.peers.wire: hostile stdio, HTTP and SSE peers."""
