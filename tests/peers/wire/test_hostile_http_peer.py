@@ -20,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 
 from mcpx_router import HttpPeer, InProcessPeer, Router, SsePeer
 
-from ..support.hostile_http_server import serve_hostile
+from ...support.hostile_http_server import serve_hostile
 from .test_hostile_peer import NEVER, UNUSABLE, hostile, still_fine
 
 KINDS = pytest.mark.parametrize("kind", ["json", "sse", "legacy"])
