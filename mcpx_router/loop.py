@@ -106,7 +106,8 @@ async def run_chat(
             error naming the limit, never run (None: no limit).
         code_mode: Offer the model `run_python` and `find_tools` of this `CodeMode` (entered
             with `async with`) instead of one function per tool (docs/code-mode.md); not with
-            `tool_search` or `text_calls`.
+            `tool_search`. With `text_calls`, a reply that calls nothing natively is read for
+            calls of the two written as text, else its first fenced python block is run.
         **create: Further arguments for `chat.completions.create` (temperature, tool_choice,
             stream, ...), typed as the SDK types them (`ChatCreateOptions`).
     """
@@ -116,7 +117,7 @@ async def run_chat(
     search = _searcher(adapter, tool_search)
     guard = CallGuard(lambda: adapter.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
     dispatch = _dispatcher(adapter, search, code_mode, text_calls)
-    recoverer = adapter if search is None else search  # calls written as text; the search's too
+    recoverer: Any = code_mode if code_mode is not None else adapter if search is None else search
     while result.turns < max_turns:
         if code_mode is not None:
             tools: Any = code_mode.chat_tools()
@@ -192,7 +193,7 @@ async def run_responses(
     search = _searcher(adapter, tool_search)
     guard = CallGuard(lambda: adapter.tools, dedupe=dedupe_calls, max_calls=max_calls_per_turn)
     dispatch = _dispatcher(adapter, search, code_mode, text_calls)
-    recoverer = adapter if search is None else search  # calls written as text; the search's too
+    recoverer: Any = code_mode if code_mode is not None else adapter if search is None else search
     while result.turns < max_turns:
         if code_mode is not None:
             tools: Any = code_mode.responses_tools()
@@ -305,10 +306,8 @@ def _dispatcher(
         return adapter.dispatch if search is None else search.dispatch
     if not isinstance(code_mode, CodeMode):
         raise UsageError(f"code_mode must be a CodeMode or None, not {type(code_mode).__name__}")
-    if search is not None or text_calls:
-        raise UsageError(
-            "code_mode offers run_python and find_tools only: leave tool_search and text_calls off"
-        )
+    if search is not None:
+        raise UsageError("code_mode offers run_python and find_tools only: leave tool_search off")
     return code_mode.dispatch
 
 

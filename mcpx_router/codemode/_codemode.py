@@ -285,6 +285,19 @@ class CodeMode:
             return await self._adapter.call(public_name, arguments)
         return await self._adapter.call(public_name, arguments, call_timeout=self._call_timeout)
 
+    def recover_text_calls(self, message: Any, *, unknown: bool = False, truncated: bool = False) -> Any:
+        """The Chat assistant message to append instead of `message` when the model wrote its call
+        of `run_python`/`find_tools` as text, or a fenced python block (`_written`); else None."""
+        from ._written import chat_with_code
+
+        return chat_with_code(message, self.run_name, self.find_name, unknown=unknown, truncated=truncated)
+
+    def recover_text_call_items(self, response: Any, *, unknown: bool = False, truncated: bool = False) -> Any:
+        """As `recover_text_calls`, for a Responses reply: the input items to append instead of its output."""
+        from ._written import responses_with_code
+
+        return responses_with_code(response, self.run_name, self.find_name, unknown=unknown, truncated=truncated)
+
     async def dispatch(self, tool_calls: Any) -> list[Any]:
         """Answer the model's calls of `run_python` and `find_tools`, one answer per call in call
         order and in the call's own shape (Chat tool messages, Responses outputs, ...); programs

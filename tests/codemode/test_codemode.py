@@ -393,7 +393,7 @@ async def test_run_chat_and_run_responses_offer_code_mode_in_place_of_the_tools(
                 client, adapter, model="m", messages=[{"role": "user", "content": "newest?"}], code_mode=code
             )
             answered = await run_responses(client, adapter, model="m", input="newest?", code_mode=code)
-            with pytest.raises(UsageError, match="leave tool_search and text_calls off"):
+            with pytest.raises(UsageError, match="leave tool_search off"):
                 await run_chat(client, adapter, model="m", messages=[], code_mode=code, tool_search=True)
             await client.close()
     assert chat.text == "a1b2c3" and chat.tool_calls == 1
