@@ -292,11 +292,14 @@ class CodeMode:
 
         return chat_with_code(message, self.run_name, self.find_name, unknown=unknown, truncated=truncated)
 
-    def recover_text_call_items(self, response: Any, *, unknown: bool = False, truncated: bool = False) -> Any:
+    def recover_text_call_items(
+        self, response: Any, *, unknown: bool = False, truncated: bool = False
+    ) -> Any:
         """As `recover_text_calls`, for a Responses reply: the input items to append instead of its output."""
         from ._written import responses_with_code
 
-        return responses_with_code(response, self.run_name, self.find_name, unknown=unknown, truncated=truncated)
+        names = (self.run_name, self.find_name)
+        return responses_with_code(response, *names, unknown=unknown, truncated=truncated)
 
     async def dispatch(self, tool_calls: Any) -> list[Any]:
         """Answer the model's calls of `run_python` and `find_tools`, one answer per call in call

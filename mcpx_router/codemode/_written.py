@@ -69,7 +69,8 @@ def chat_with_code(
 ) -> dict[str, Any] | None:
     """The assistant message to append instead of `message` (as `chat_with_text_calls`): its
     written calls, else its first ```python block as a call of `run_name`; None for neither."""
-    written = chat_with_text_calls(message, code_names(run_name, find_name, unknown=unknown), truncated=truncated)
+    resolve = code_names(run_name, find_name, unknown=unknown)
+    written = chat_with_text_calls(message, resolve, truncated=truncated)
     if written is not None:
         return written
     if _get(message, "role") != "assistant" or _get(message, "tool_calls") or _get(message, "function_call"):
@@ -87,7 +88,8 @@ def chat_with_code(
         if _get(message, "refusal") is not None:
             out["refusal"] = _get(message, "refusal")
     out["content"] = rest
-    out["tool_calls"] = [{"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]
+    function = {"name": name, "arguments": arguments}
+    out["tool_calls"] = [{"id": call_id, "type": "function", "function": function}]
     return out
 
 
