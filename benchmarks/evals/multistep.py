@@ -138,7 +138,7 @@ async def run_task(
                 messages=opening,
                 max_turns=settings.max_turns,
                 code_mode=code,
-                text_calls=settings.text_calls and code is None,
+                text_calls=settings.text_calls,
             )
         except Exception as exc:  # an endpoint's failure is recorded, and the run goes on
             error = f"{type(exc).__name__}: {exc}"[:500]
