@@ -212,5 +212,5 @@ class SSEEndpoint:
         async with self._feed.listening(), anyio.create_task_group() as tg:
             tg.start_soon(deliver)
             while (await receive())["type"] != "http.disconnect":
-                pass
+                pass  # a page sends nothing on its stream: wait for it to go
             tg.cancel_scope.cancel()

@@ -105,7 +105,7 @@ def _submit_trio(
             try:
                 trio_token.run_sync_soon(scope.cancel)
             except trio.RunFinishedError:
-                pass
+                pass  # the loop ended: nothing is left to cancel
 
     try:
         trio_token.run_sync_soon(lambda: trio.lowlevel.spawn_system_task(run, context=context))

@@ -80,7 +80,7 @@ def parse(line: bytes) -> tuple[Any, bool]:
         try:
             return json.loads(text), False
         except RecursionError:
-            pass
+            pass  # too deep for the C parser after all: read step by step below
     return _finish(_Walker(text, shallow=MAX_DEPTH).document())
 
 
@@ -132,7 +132,7 @@ def _large(line: bytes, keep_last: int | None) -> Steps[tuple[Any, bool, int]]:
         if walker.used == len(kept):
             return value, cut, walker.left_out
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
-        pass
+        pass  # not read this way: cut by hand below
     # Not JSON, or a run without quotes that was no string after all (each string cut out must
     # come back as one whole string): read the line in one step, which says what is wrong.
     return (*parse(line), 0)
@@ -359,7 +359,7 @@ class _Walker:
                     else:
                         self._deep = True  # read it again step by step, to cut it
             if scanned:
-                pass
+                pass  # the whole value was read above
             elif opening:
                 container: Any = [] if char == "[" else {}
                 if char == "[" and self._keep_last is not None and _is_content(stack, depth):
