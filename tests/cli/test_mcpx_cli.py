@@ -83,7 +83,10 @@ async def command(*args: str, new_session: bool = False) -> AsyncIterator[anyio.
         with anyio.CancelScope(shield=True):
             if process.returncode is None:
                 if new_session:
-                    os.killpg(process.pid, signal.SIGKILL)
+                    # The group may be gone already: the loop can reap the leader before it
+                    # records the return code.
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGKILL)
                 else:
                     process.kill()
             await process.aclose()
