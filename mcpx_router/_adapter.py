@@ -34,7 +34,7 @@ from .groups._reputation import StatsReport
 from .model._budget import MAX_TOOLS_PER_REQUEST
 from .model._similar import GroupSuggestion
 from .model._stemming import DEFAULT_LANGUAGE, check_language
-from .model.calls._calls import parse_one_call, parse_tool_calls, tool_call
+from .model.calls._calls import parse_one_call, tool_call
 from .relevance._embedding import Embedder, EmbeddingIndex
 from .relevance._ranking import Ranking
 
@@ -55,12 +55,10 @@ if TYPE_CHECKING:
     from openai.types.responses.response_input_item_param import FunctionCallOutput
     from openai.types.shared_params import FunctionDefinition
 
+    from .model.calls._answers import Answer, ChatAnswer, ResponsesAnswer
     from .model.calls._calls import (
-        Answer,
-        ChatAnswer,
         ChatCall,
         LegacyCall,
-        ResponsesAnswer,
         ResponsesCustomCall,
         ResponsesFunctionCall,
         ResponsesItem,
@@ -639,15 +637,7 @@ class OpenAIPeerToolAdapter:
             self._check_open()
         if call_timeout is not UNSET:
             check_timeout(call_timeout)
-        answerer = self._answerer
-        if text_calls:
-            from .model.calls._written_calls import text_call_items  # loaded by the first text_calls
-
-            tool_calls = text_call_items(tool_calls, answerer.written_names())
-        calls = parse_tool_calls(tool_calls)
-        if len(calls) == 1:  # the usual turn: no task group, no coroutine between here and the peer
-            return answerer.answers(calls, [await answerer.run(calls[0], call_timeout)])
-        return answerer.answers(calls, await answerer.run_all(calls, call_timeout))
+        return await self._answerer.dispatch(tool_calls, call_timeout, text_calls)
 
     def recover_text_calls(
         self, message: Any, *, unknown: bool = False, truncated: bool = False

@@ -1,4 +1,10 @@
-"""Answering the model's tool calls: each call resolved, run on its peer, answered in its own shape."""
+"""Answering the model's tool calls: read, each resolved and run on its peer, answered in its own shape.
+
+A call's path goes down from here and comes back: `Answerer.dispatch` reads the calls
+(`model.calls._calls`), resolves each name (`_catalogue`), prepares its arguments (`_published`),
+runs it on its peer (`_dispatch`, which reaches the session and renders the result) and writes
+the answers (`model.calls._answers`); no module below is entered twice for one call.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +16,19 @@ import anyio
 from mcp.shared.dispatcher import ProgressFnT
 
 from ._catalogue import Catalogue, PublishedTool
-from ._dispatch import CallProgress, Outcome, PeerEntry, Turn, prepare_arguments, run_on_peer
+from ._dispatch import CallProgress, Outcome, PeerEntry, Turn, run_on_peer
 from ._dispatch import error as _error
+from ._published import prepare_arguments
 from ._tracing import traced_call, tracing
 from .model._rich import chat_media_message, has_media, responses_output
 from .model.arguments._arguments import ArgumentsError
-from .model.calls._calls import ToolCall, answer
+from .model.calls._answers import answer
+from .model.calls._calls import ToolCall, parse_tool_calls
 
 if TYPE_CHECKING:
     from .groups._caller import GroupCaller
     from .groups._reputation import Reputation
-    from .model.calls._calls import Answer
+    from .model.calls._answers import Answer
     from .model.calls._text_calls import Resolve
 
 __all__ = ["UNSET", "Answerer"]
@@ -79,6 +87,17 @@ class Answerer:
 
             return or_unknown(resolve)
         return resolve
+
+    async def dispatch(self, tool_calls: Any, call_timeout: float | None, text_calls: bool) -> list[Answer]:
+        """Read the calls in what `OpenAIPeerToolAdapter.dispatch` was given, run them, answer each."""
+        if text_calls:
+            from .model.calls._written_calls import text_call_items  # loaded by the first text_calls
+
+            tool_calls = text_call_items(tool_calls, self.written_names())
+        calls = parse_tool_calls(tool_calls)
+        if len(calls) == 1:  # the usual turn: no task group
+            return self.answers(calls, [await self.run(calls[0], call_timeout)])
+        return self.answers(calls, await self.run_all(calls, call_timeout))
 
     async def run_all(self, calls: list[ToolCall], call_timeout: float | None) -> list[Outcome]:
         """Run the calls concurrently; one outcome per call, in call order.
@@ -155,21 +174,20 @@ class Answerer:
             return answer(call, output)
         return answer(call, outcome.text)
 
-    def run(self, call: ToolCall, call_timeout: float | None, turn: Turn | None = None) -> Awaitable[Outcome]:
+    async def run(self, call: ToolCall, call_timeout: float | None, turn: Turn | None = None) -> Outcome:
         """Resolve the call's name, prepare its arguments and run it on its peer.
 
-        A plain function returning the awaitable (await it at once): the call is sent with no
-        coroutine of ours between the caller's and the one that runs it on its peer, unless
-        OpenTelemetry is configured: then it runs inside its `execute_tool` span. `turn` orders
-        it among a batch's calls to a peer with a slot limit (`run_all`).
+        With OpenTelemetry configured it runs inside its `execute_tool` span. `turn` orders it
+        among a batch's calls to a peer with a slot limit (`run_all`).
         """
         if tracing():
-            return traced_call(call, self._run(call, call_timeout, turn))
-        return self._run(call, call_timeout, turn)
+            return await traced_call(call, self._run(call, call_timeout, turn))
+        return await self._run(call, call_timeout, turn)
 
     def _run(
         self, call: ToolCall, call_timeout: float | None, turn: Turn | None = None
     ) -> Awaitable[Outcome]:
+        """The awaitable that runs the call (for a call that cannot run, one that answers it)."""
         if call.problem is not None:
             return _ready(_error(call.problem, kind="invalid_call"))
         tool = self._catalogue.lookup(call.name)

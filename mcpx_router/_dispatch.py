@@ -1,4 +1,4 @@
-"""Running one tool call on one peer: arguments prepared, the call bounded, the answer rendered."""
+"""Running one tool call on one peer: the call bounded, whatever became of it rendered."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,9 +29,6 @@ from ._session import (
 )
 from .model._budget import matches
 from .model._results import render, truncate
-from .model.arguments._arguments import ArgumentsError, list_problems, parse_arguments
-from .model.arguments._repair import drop_optional_nulls, repair_arguments
-from .model.strict._strict_outcome import strip_added_nulls
 
 __all__ = [
     "MAY_HAVE_RUN",
@@ -46,7 +43,6 @@ __all__ = [
     "describe",
     "error",
     "patterns",
-    "prepare_arguments",
     "run_on_peer",
 ]
 
@@ -133,32 +129,6 @@ def error(message: str, tool: PublishedTool | None = None, kind: str = "error") 
     return Outcome(f"Error: {redact(message)}", True, tool, error_type=kind)
 
 
-def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """The model's raw arguments as the peer expects them, or ArgumentsError for the model.
-
-    Parse (an empty string means {}), drop the nulls strict mode made the model send, decode
-    JSON-string parameters, then check against the peer's original schema. If that finds problems,
-    repair what the model evidently meant (a `null` for an optional parameter it meant to leave
-    out, a JSON string where an object or array belongs) and check again; anything still wrong is
-    listed, with paths. A check that cannot be completed refuses the call (see `_validation`).
-    """
-    args = parse_arguments(raw)
-    if tool.strict_outcome is not None:
-        args = strip_added_nulls(args, tool.strict_outcome)
-    if tool.string_plan is not None:
-        from .model.arguments._jsonstring import decode_stringified  # loaded with the JSON-string mode
-
-        args = decode_stringified(args, tool.string_plan)
-    validator = tool.validator()
-    problems = validator.errors(args)
-    if problems:
-        args = repair_arguments(drop_optional_nulls(args, tool.input_schema), tool.input_schema)
-        problems = validator.errors(args)
-    if problems:
-        raise ArgumentsError(list_problems("The arguments do not match the tool's schema:", problems))
-    return args
-
-
 def describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -208,7 +178,7 @@ Turn = tuple[anyio.Event | None, anyio.Event]
 it (None for the first), which it waits for before taking a slot, and its own, set once it has one."""
 
 
-def run_on_peer(
+async def run_on_peer(
     peer: PeerEntry,
     tool: PublishedTool,
     name: str,
@@ -218,17 +188,18 @@ def run_on_peer(
     max_output_chars: int | None,
     progress: ProgressFnT | None = None,
     turn: Turn | None = None,
-) -> Awaitable[Outcome]:
+) -> Outcome:
     """Call `tool` on `peer` within `limit` seconds; whatever the peer does, say what became of it.
 
     The limit bounds the whole call as the caller waits for it, the wait for one of the peer's
     `max_concurrency` slots included: a call that gets no slot in time is answered "not sent",
-    and one that does is sent with the time left. (A plain function returning the awaitable: a
-    peer without a slot limit is called with no coroutine in between.)
+    and one that does is sent with the time left.
     """
     if peer.limiter is None:
-        return _run(peer, tool, name, arguments, limit, limit, max_output_chars, progress)
-    return _run_limited(peer, peer.limiter, tool, name, arguments, limit, max_output_chars, progress, turn)
+        return await _run(peer, tool, name, arguments, limit, limit, max_output_chars, progress)
+    return await _run_limited(
+        peer, peer.limiter, tool, name, arguments, limit, max_output_chars, progress, turn
+    )
 
 
 async def _run_limited(

@@ -1,4 +1,5 @@
-"""A tool as it is offered to the model, and its three OpenAI forms (no I/O)."""
+"""A tool as it is offered to the model, its three OpenAI forms, and the arguments its peer
+receives for what the model wrote (no I/O)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ._naming import ToolKey
 from .model._schema import chat_tool, legacy_function, responses_tool
+from .model.arguments._arguments import ArgumentsError, list_problems, parse_arguments
+from .model.arguments._repair import drop_optional_nulls, repair_arguments
+from .model.strict._strict_outcome import strip_added_nulls
 
 if TYPE_CHECKING:
     from .model.arguments._jsonstring import StringifyPlan
     from .model.arguments._validation import ArgumentValidator
     from .model.strict._strict import StrictOutcome
 
-__all__ = ["BUILDERS", "Format", "PublishedTool"]
+__all__ = ["BUILDERS", "Format", "PublishedTool", "prepare_arguments"]
 
 Format = Literal["chat", "responses", "functions"]
 
@@ -85,3 +89,29 @@ BUILDERS: dict[Format, Callable[[PublishedTool], dict[str, Any]]] = {
     "responses": lambda t: responses_tool(t.name, t.description, t.parameters, strict=t.strict),
     "functions": lambda t: legacy_function(t.name, t.description, t.parameters, strict=t.strict),
 }
+
+
+def prepare_arguments(tool: PublishedTool, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """The model's raw arguments as the peer expects them, or ArgumentsError for the model.
+
+    Parse (an empty string means {}), drop the nulls strict mode made the model send, decode
+    JSON-string parameters, then check against the peer's original schema. If that finds problems,
+    repair what the model evidently meant (a `null` for an optional parameter it meant to leave
+    out, a JSON string where an object or array belongs) and check again; anything still wrong is
+    listed, with paths. A check that cannot be completed refuses the call (see `_validation`).
+    """
+    args = parse_arguments(raw)
+    if tool.strict_outcome is not None:
+        args = strip_added_nulls(args, tool.strict_outcome)
+    if tool.string_plan is not None:
+        from .model.arguments._jsonstring import decode_stringified  # loaded with the JSON-string mode
+
+        args = decode_stringified(args, tool.string_plan)
+    validator = tool.validator()
+    problems = validator.errors(args)
+    if problems:
+        args = repair_arguments(drop_optional_nulls(args, tool.input_schema), tool.input_schema)
+        problems = validator.errors(args)
+    if problems:
+        raise ArgumentsError(list_problems("The arguments do not match the tool's schema:", problems))
+    return args

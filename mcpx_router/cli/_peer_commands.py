@@ -20,8 +20,8 @@ from typing import Any
 from .._adapter import OpenAIPeerToolAdapter
 from .._catalogue import PublishedTool
 from .._console import USAGE, add_verbose, fail, positive_seconds, run_command
-from .._dispatch import prepare_arguments
 from .._errors import RouterError, UsageError
+from .._published import prepare_arguments
 from ..mcpx import static_token
 from ..mcpx._topic_options import add_send_rate_flag
 from ..model._suggest import NameSuggester

@@ -22,7 +22,8 @@ from .._errors import UsageError
 from .._naming import is_legal_name
 from ..model._schema import chat_tool, legacy_function, responses_tool
 from ..model.arguments._arguments import ArgumentsError, parse_arguments
-from ..model.calls._calls import answer, parse_tool_calls
+from ..model.calls._answers import answer
+from ..model.calls._calls import parse_tool_calls
 from ._api import SandboxApi, describe_found
 from ._result import ProgramResult, SandboxLimits
 from ._sandbox import Approve, run_program

@@ -18,10 +18,10 @@ from .._dispatch import (
     Outcome,
     PeerEntry,
     error,
-    prepare_arguments,
     run_on_peer,
     success,
 )
+from .._published import prepare_arguments
 from ..model.arguments._arguments import ArgumentsError, parse_arguments
 from ._choosing import Chooser, MemberState
 from ._groups import Group

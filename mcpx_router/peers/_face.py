@@ -32,12 +32,10 @@ if TYPE_CHECKING:
     from openai.types.responses.response_input_item_param import FunctionCallOutput
     from openai.types.shared_params import FunctionDefinition
 
+    from ..model.calls._answers import Answer, ChatAnswer, ResponsesAnswer
     from ..model.calls._calls import (
-        Answer,
-        ChatAnswer,
         ChatCall,
         LegacyCall,
-        ResponsesAnswer,
         ResponsesCustomCall,
         ResponsesFunctionCall,
         ResponsesItem,

@@ -38,14 +38,8 @@ from ..model._search_hints import (
     tool_words,
 )
 from ..model.arguments._arguments import ArgumentsError, parse_arguments
-from ..model.calls._calls import (
-    ToolCall,
-    answer,
-    client_search,
-    parse_tool_call,
-    search_output,
-    tool_call_items,
-)
+from ..model.calls._answers import answer, search_output
+from ..model.calls._calls import ToolCall, client_search, parse_tool_call, tool_call_items
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionAssistantMessageParam, ChatCompletionFunctionToolParam

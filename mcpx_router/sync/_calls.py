@@ -28,12 +28,10 @@ if TYPE_CHECKING:
     from openai.types.shared_params import FunctionDefinition
 
     from .._catalogue import PublishedTool
+    from ..model.calls._answers import Answer, ChatAnswer, ResponsesAnswer
     from ..model.calls._calls import (
-        Answer,
-        ChatAnswer,
         ChatCall,
         LegacyCall,
-        ResponsesAnswer,
         ResponsesCustomCall,
         ResponsesFunctionCall,
         ResponsesItem,

@@ -327,31 +327,31 @@ def test_a_circle_between_packages_is_found() -> None:
     assert _package_circles("p.sub", imports) == []
 
 
-MAX_REENTRIES = 4
-"""A Chat tool call's path re-enters, by a call, this many modules it had left (measured by
-`python -m benchmarks.layout`, drawn in docs/architecture.md)."""
-
-
-def test_a_tool_calls_path_calls_only_down_the_import_graph() -> None:
+def test_a_tool_calls_path_reads_top_to_bottom() -> None:
     """From `dispatch` to the peer session and back (recorded by `python -m benchmarks.layout`):
-    every call from one module into another goes down the import graph, and the path reaches the
-    session and the result rendering. A module entered again after the path left it is listed by
-    the benchmark (docs/architecture.md draws the path)."""
+    every call from one module into another goes down the import graph, the path reaches each
+    step of docs/architecture.md's route in order, and no module the path left is entered again
+    except to return."""
     from benchmarks.layout import below, reentries, steps
 
     path = steps()
     calls = [(source, target, function) for way, source, target, function in path if way == "call"]
     assert [call for call in calls if call[1] not in below(call[0])] == []
-    assert calls[0][0] == "mcpx_router._adapter"
-    entered = {target for _, target, _ in calls}
-    assert {"mcpx_router._answering", "mcpx_router._dispatch", "mcpx_router._session"} <= entered
-    assert {"mcpx_router.model._results", "mcpx_router.model.calls._calls"} <= entered
+    assert calls[0][:2] == ("mcpx_router._adapter", "mcpx_router._answering")
+    entered = [target for _, target, _ in calls]
+    route = [
+        "mcpx_router.model.calls._calls",
+        "mcpx_router._catalogue",
+        "mcpx_router._published",
+        "mcpx_router._dispatch",
+        "mcpx_router._session",
+        "mcpx_router.model._results",
+        "mcpx_router.model.calls._answers",
+    ]
+    assert [module for module in entered if module in route] == route
     # every call returns: the path ends where it started
     assert path[-1][0] == "return" and path[-1][2] == "mcpx_router._adapter"
-    # The module a call re-enters after the path left it: the answering (prepared calls, then their
-    # answers, around the adapter's concurrent run) and the dispatch (prepared, then run). Fewer is
-    # better; more fails.
-    assert len(reentries(path)) <= MAX_REENTRIES, reentries(path)
+    assert reentries(path) == []
 
 
 def test_the_downward_rule_sees_an_upward_call() -> None:

@@ -31,7 +31,8 @@ from typing import Any, Final, Literal
 
 from ..._errors import UsageError
 from .._search_hints import hinted
-from ._calls import ToolCall, answer, parse_tool_call, tool_call_items
+from ._answers import answer
+from ._calls import ToolCall, parse_tool_call, tool_call_items
 
 __all__ = ["DEFAULT_MAX_CALLS_PER_TURN", "CallGuard", "Dedupe", "TurnPlan", "canonical"]
 

@@ -1,4 +1,4 @@
-"""The shapes of tool calls a model sends, and of the answers it expects (pure functions).
+"""The shapes of tool calls a model sends, read into `ToolCall`s (pure functions).
 
 What `dispatch` is given (`tool_call_items`): a list (or any iterable) of calls; None (a message
 without calls); one call on its own; an assistant message (its `tool_calls`, and a legacy
@@ -22,7 +22,7 @@ Responses call without a usable `call_id`: missing, None, empty or not a string)
 batch with ToolCallFormatError before anything runs: its answer would carry no usable id, a message
 the API refuses, and the conversation's next request would fail. A recognised call with something
 else unusable in it (no name) is answered with an error and never run. Each answer is in its
-call's own shape (`answer`).
+call's own shape (`_answers.answer`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import reprlib
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic import BaseModel
 
@@ -41,25 +41,17 @@ from ._passed_over import PASSED_OVER
 if TYPE_CHECKING:
     # The `openai` SDK's own types, for annotations only: importing the package loads no openai.
     from openai.types.chat import (
-        ChatCompletionFunctionMessageParam,
         ChatCompletionMessageToolCallUnion,
         ChatCompletionMessageToolCallUnionParam,
-        ChatCompletionToolMessageParam,
-        ChatCompletionUserMessageParam,
     )
     from openai.types.chat.chat_completion_message import FunctionCall
     from openai.types.responses import (
         ResponseCustomToolCall,
-        ResponseCustomToolCallOutputParam,
         ResponseCustomToolCallParam,
         ResponseFunctionToolCall,
         ResponseFunctionToolCallParam,
         ResponseOutputItem,
     )
-    from openai.types.responses.response_function_call_output_item_list_param import (
-        ResponseFunctionCallOutputItemListParam,
-    )
-    from openai.types.responses.response_input_item_param import FunctionCallOutput
 
     ChatCall: TypeAlias = ChatCompletionMessageToolCallUnion | ChatCompletionMessageToolCallUnionParam
     """A Chat Completions tool call (function or custom), SDK object or its request form."""
@@ -69,22 +61,15 @@ if TYPE_CHECKING:
     """An item of a Response's `output` (calls among others), or a call in its request form."""
     LegacyCall: TypeAlias = FunctionCall
     """A legacy `function_call` (as a dict it is told from a Responses call only at run time)."""
-    ChatAnswer: TypeAlias = ChatCompletionToolMessageParam | ChatCompletionUserMessageParam
-    """A tool message; with `media="attach"`, one user message showing the media follows them."""
-    ResponsesAnswer: TypeAlias = FunctionCallOutput | ResponseCustomToolCallOutputParam
-    Answer: TypeAlias = ChatAnswer | ResponsesAnswer | ChatCompletionFunctionMessageParam
-    """Any answer `dispatch` gives: a Chat message or a Responses input item."""
 
 __all__ = [
     "PASSED_OVER",
     "Shape",
     "ToolCall",
-    "answer",
     "client_search",
     "parse_one_call",
     "parse_tool_call",
     "parse_tool_calls",
-    "search_output",
     "tool_call_items",
     "usable_id",
 ]
@@ -321,19 +306,6 @@ def _what(value: Any) -> str:
     return f"{type(value).__name__} {_short(value)}"
 
 
-def answer(call: ToolCall, content: str | list[dict[str, Any]]) -> Answer:
-    """The message or item that answers `call`, in the call's own shape (only Responses function
-    call outputs carry parts; every other answer is text)."""
-    if call.shape == "chat":
-        return {"role": "tool", "tool_call_id": call.call_id, "content": cast("str", content)}
-    if call.shape == "responses":
-        output = cast("str | ResponseFunctionCallOutputItemListParam", content)
-        return {"type": "function_call_output", "call_id": call.call_id, "output": output}
-    if call.shape == "custom":
-        return {"type": "custom_tool_call_output", "call_id": call.call_id, "output": cast("str", content)}
-    return {"role": "function", "name": call.name, "content": cast("str", content)}
-
-
 def parse_tool_calls(tool_calls: Any) -> list[ToolCall]:
     """Every tool call in what `dispatch` was given, recognised, in order (`tool_call_items`, then
     `parse_tool_call` on each item); items that are not ours to run are passed over."""
@@ -367,15 +339,3 @@ def client_search(obj: Any) -> tuple[Any, Any] | None:
         return None
     _check_id(obj, "call_id", None)
     return _get(obj, "call_id"), _get(obj, "arguments")
-
-
-def search_output(call_id: Any, tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The `tool_search_output` item that answers a client `tool_search_call` with the tools found
-    (Responses function tools: the API loads them for the rest of the conversation)."""
-    return {
-        "type": "tool_search_output",
-        "call_id": call_id,
-        "execution": "client",
-        "status": "completed",
-        "tools": tools,
-    }
