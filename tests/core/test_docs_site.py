@@ -140,3 +140,16 @@ def test_a_name_without_a_docstring_is_found(tmp_path: Path) -> None:
     docstrings = {name: loaded[name].docstring for name in ("Said", "Silent", "Named")}
     said = {name: _says_what_it_does(name, doc.value if doc else "") for name, doc in docstrings.items()}
     assert said == {"Said": True, "Silent": False, "Named": False}
+
+
+def test_the_benchmarks_page_holds_current_tables_not_history() -> None:
+    """docs/benchmarks.md says what each benchmark measures now, with the command that measures it:
+    short (one table per benchmark), and without dated passes, which belong in CHANGELOG.md."""
+    page = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert len(page.splitlines()) <= 267
+    sections = [part for part in page.split("\n## ")[1:] if not part.startswith("How the figures")]
+    assert sections and all("python -m benchmarks" in part for part in sections), [
+        part.splitlines()[0] for part in sections if "python -m benchmarks" not in part
+    ]
+    history = re.compile(r"\b(an earlier run|a (second|third) pass|first measurement|superseded|was \d)", re.I)
+    assert history.findall(page) == []
