@@ -130,6 +130,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=7, help="of the decoys (7)")
     p.add_argument("--out", type=Path, help="write the outcomes and settings as JSON")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep what --out holds from a run with the same settings cut short; run only the rest",
+    )
     p.add_argument("--recall", action="store_true", help="no model: recall@k of the budget's BM25 ranking")
     p.add_argument(
         "--embedder",
@@ -213,6 +218,15 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.datetime.now(datetime.UTC)
     commit = revision()
     done: list[Outcome] = []
+    if args.resume and args.out and args.out.exists():
+        from .multistep import resumed
+
+        kept = resumed(args.out, _settings_document(settings))
+        if kept is None:
+            return 2
+        done += [Outcome(**outcome) for outcome in kept["outcomes"]]
+        started = datetime.datetime.fromisoformat(kept["date"])
+        print(f"--resume: {len(done)} conversations already run in {args.out}, not run again", flush=True)
 
     def save(complete: bool) -> None:
         if not args.out:
@@ -223,8 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             "complete": complete,
             "python": platform.python_version(),
             "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
-            "settings": {k: v for k, v in asdict(settings).items() if k != "limit"}
-            | {"limit": {f"{c}:{s}": n for (c, s), n in settings.limit.items()}},
+            "settings": _settings_document(settings),
             "summary": [asdict(row) for row in summarise(done)],
             "outcomes": [asdict(outcome) for outcome in done],
         }
@@ -245,13 +258,20 @@ def main(argv: list[str] | None = None) -> int:
 
     async def go() -> list[Outcome]:
         async with AsyncOpenAI(base_url=args.base_url, api_key=api_key, max_retries=1, timeout=600) as client:
-            return await run(client, settings, progress=show)
+            kept = {(o.config, o.size, o.request) for o in done}
+            return await run(client, settings, progress=show, done=kept)
 
-    outcomes = anyio.run(go)
-    done[:] = outcomes
+    anyio.run(go)
     save(complete=True)
-    print(table(summarise(outcomes)))
+    print(table(summarise(done)))
     return 0
+
+
+def _settings_document(settings: Settings) -> dict[str, Any]:
+    """The settings as `--out` writes them (a cell's limit as "config:size")."""
+    return {k: v for k, v in asdict(settings).items() if k != "limit"} | {
+        "limit": {f"{c}:{s}": n for (c, s), n in settings.limit.items()}
+    }
 
 
 def _table(paths: list[Path]) -> int:

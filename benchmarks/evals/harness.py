@@ -24,7 +24,7 @@ import copy
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -471,8 +471,10 @@ async def run(
     settings: Settings,
     requests: Sequence[Request] | None = None,
     progress: Any = None,
+    done: Collection[tuple[str, int, str]] = (),
 ) -> list[Outcome]:
-    """Every (config, size) of `settings` over the requests; the outcomes in run order."""
+    """Every (config, size) of `settings` over the requests; the outcomes in run order. The
+    (config, size, request id) in `done` are not run again (`--resume`)."""
     requests = load_requests() if requests is None else list(requests)
     if settings.requests:
         unknown = set(settings.requests) - {r.id for r in requests}
@@ -483,6 +485,9 @@ async def run(
     for size in settings.sizes:
         for config in settings.configs:
             subset = chosen(requests, settings.limit.get((config, size), settings.default_limit))
+            subset = [r for r in subset if (config, size, r.id) not in done]
+            if not subset:
+                continue
             if size < 63:  # per request: the intended tool among its siblings and other real tools
                 for request in subset:
                     async with AsyncExitStack() as stack:

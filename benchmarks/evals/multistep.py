@@ -26,7 +26,7 @@ import json
 import os
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -165,13 +165,20 @@ async def run_task(
 
 
 async def run_tasks(
-    client: AsyncOpenAI, settings: TaskSettings, tasks: Sequence[Task] = TASKS, progress: Any = None
+    client: AsyncOpenAI,
+    settings: TaskSettings,
+    tasks: Sequence[Task] = TASKS,
+    progress: Any = None,
+    done: Collection[tuple[str, int, str]] = (),
 ) -> list[TaskOutcome]:
-    """Every (size, mode) of `settings` over the chosen tasks; the outcomes in run order."""
+    """Every (size, mode) of `settings` over the chosen tasks; the outcomes in run order. The
+    (mode, size, task id) in `done` are not run again (`--resume`)."""
     outcomes = []
     for size in settings.sizes:
         for mode in settings.modes:
             for task in chosen_tasks(settings, tasks):
+                if (mode, size, task.id) in done:
+                    continue
                 outcome = await run_task(client, task, mode, size, settings)
                 outcomes.append(outcome)
                 if progress:
@@ -223,6 +230,13 @@ def main(args: argparse.Namespace) -> int:
     started = datetime.datetime.now(datetime.UTC)
     commit = revision()  # of the code that runs, not of a later save
     done: list[TaskOutcome] = []
+    if args.resume and args.out and args.out.exists():
+        kept = resumed(args.out, asdict(settings))
+        if kept is None:
+            return 2
+        done += [TaskOutcome(**o) for o in kept["outcomes"]]
+        started = datetime.datetime.fromisoformat(kept["date"])
+        print(f"--resume: {len(done)} tasks already run in {args.out}, not run again", flush=True)
 
     def save(complete: bool) -> None:
         if args.out:
@@ -253,12 +267,25 @@ def main(args: argparse.Namespace) -> int:
 
     async def go() -> None:
         async with AsyncOpenAI(base_url=args.base_url, api_key=api_key, max_retries=1, timeout=600) as client:
-            await run_tasks(client, settings, progress=show)
+            await run_tasks(client, settings, progress=show, done={(o.mode, o.size, o.task) for o in done})
 
     anyio.run(go)
     save(complete=True)
     print(task_table(done))
     return 0
+
+
+def resumed(path: Path, settings: dict[str, Any]) -> dict[str, Any] | None:
+    """The document `--out` wrote before, to go on with (`--resume`); None, said why, when it was
+    written with other settings (its outcomes would not be comparable)."""
+    document = cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
+    before = json.loads(json.dumps(document.get("settings")))
+    now = json.loads(json.dumps(settings))
+    if before != now:
+        changed = sorted(k for k in set(before or {}) | set(now) if (before or {}).get(k) != now.get(k))
+        print(f"--resume: {path} was written with other settings ({', '.join(changed)}); not resumed")
+        return None
+    return document
 
 
 def load(paths: Sequence[Path]) -> list[TaskOutcome]:

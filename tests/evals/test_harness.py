@@ -272,6 +272,42 @@ def test_command_line_writes_results(tmp_path: Path) -> None:
     assert {o["first_call"] for o in document["outcomes"]} == {"time__get_current_time"}
 
 
+@pytest.mark.subprocess  # the results record the commit (`git rev-parse`)
+def test_resume_runs_only_what_a_run_cut_short_left_and_refuses_other_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def brain(body: dict[str, Any]) -> dict[str, Any]:
+        if body["messages"][-1]["role"] == "tool":
+            return chat_completion({"content": "Done."})
+        return chat_completion(
+            {"content": None, "tool_calls": [tool_call("c", "time__get_current_time", "{}")]}
+        )
+
+    out = tmp_path / "r.json"
+    common = ["--model", "m", "--api-key", "k", "--sizes", "10", "--configs", "budget", "--quiet"]
+    with replay_openai([brain] * 6) as replay:
+        assert cli.main(["--base-url", replay.base_url, *common, "--limit", "3", "--out", str(out)]) == 0
+    first = json.loads(out.read_text())
+    # cut short after its second conversation
+    cut = first | {"complete": False, "outcomes": first["outcomes"][:2]}
+    out.write_text(json.dumps(cut))
+    with replay_openai([brain] * 2) as replay:
+        code = cli.main(["--base-url", replay.base_url, *common, "--limit", "3", "--out", str(out), "--resume"])
+        asked = [body["messages"][-1]["content"] for body in replay.bodies(CHAT)]
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert document["complete"] and document["date"] == first["date"]
+    assert [o["request"] for o in document["outcomes"]] == [o["request"] for o in first["outcomes"]]
+    assert len(asked) == 2  # the third request only: its call, then its answer
+    assert "2 conversations already run" in capsys.readouterr().out
+    with replay_openai([brain] * 2) as replay:
+        code = cli.main(["--base-url", replay.base_url, *common, "--limit", "2", "--out", str(out), "--resume"])
+        assert replay.bodies(CHAT) == []
+    assert code == 2
+    assert "other settings (default_limit)" in capsys.readouterr().out
+    assert json.loads(out.read_text()) == document
+
+
 async def test_without_takes_out_what_it_names_from_what_the_model_is_sent() -> None:
     group_plan = {TIME.text: ("get_current_time", '{"timezone": "Asia/Tokyo", "peer": "time_eu"}')}
     sent: dict[tuple[str, ...], list[dict[str, Any]]] = {}

@@ -102,6 +102,27 @@ def test_the_cli_runs_both_modes_and_scores_each_task_by_its_end_state(tmp_path:
     assert "stock__adjust_stock" in sent[4]
 
 
+def test_resume_goes_on_with_the_tasks_a_run_cut_short_left(tmp_path: Path) -> None:
+    out = tmp_path / "tasks.json"
+    args = [
+        *("--code-mode", "--model", "m", "--api-key", "k", "--modes", "code"),
+        *("--sizes", "100", "--tasks", f"{CABLES.id},{LAMPS.id}", "--quiet", "--out", str(out)),
+    ]
+    with replay_openai([brain()] * 20) as replay:
+        assert cli.main(["--base-url", replay.base_url, *args]) == 0
+    first = json.loads(out.read_text())
+    out.write_text(json.dumps(first | {"complete": False, "outcomes": first["outcomes"][:1]}))
+    with replay_openai([brain()] * 20) as replay:
+        assert cli.main(["--base-url", replay.base_url, *args, "--resume"]) == 0
+        sent = len(replay.bodies(CHAT))
+    document = json.loads(out.read_text())
+    assert [o["task"] for o in document["outcomes"]] == [CABLES.id, LAMPS.id]
+    assert document["complete"] and sent == first["outcomes"][1]["turns"]  # the second task only
+    with replay_openai([brain()] * 20) as replay:
+        assert cli.main(["--base-url", replay.base_url, *args, "--resume", "--max-turns", "3"]) == 2
+        assert replay.bodies(CHAT) == []
+
+
 @pytest.mark.anyio
 async def test_at_a_thousand_tools_without_usage_the_tokens_are_estimated() -> None:
     settings = TaskSettings(model="m", sizes=(1000,), tasks=(CABLES.id,))
