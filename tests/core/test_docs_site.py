@@ -151,5 +151,7 @@ def test_the_benchmarks_page_holds_current_tables_not_history() -> None:
     assert sections and all("python -m benchmarks" in part for part in sections), [
         part.splitlines()[0] for part in sections if "python -m benchmarks" not in part
     ]
-    history = re.compile(r"\b(an earlier run|a (second|third) pass|first measurement|superseded|was \d)", re.I)
+    history = re.compile(
+        r"\b(an earlier run|a (second|third) pass|first measurement|superseded|was \d)", re.I
+    )
     assert history.findall(page) == []

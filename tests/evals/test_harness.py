@@ -292,7 +292,8 @@ def test_resume_runs_only_what_a_run_cut_short_left_and_refuses_other_settings(
     cut = first | {"complete": False, "outcomes": first["outcomes"][:2]}
     out.write_text(json.dumps(cut))
     with replay_openai([brain] * 2) as replay:
-        code = cli.main(["--base-url", replay.base_url, *common, "--limit", "3", "--out", str(out), "--resume"])
+        again = ["--limit", "3", "--out", str(out), "--resume"]
+        code = cli.main(["--base-url", replay.base_url, *common, *again])
         asked = [body["messages"][-1]["content"] for body in replay.bodies(CHAT)]
     assert code == 0
     document = json.loads(out.read_text())
@@ -301,7 +302,8 @@ def test_resume_runs_only_what_a_run_cut_short_left_and_refuses_other_settings(
     assert len(asked) == 2  # the third request only: its call, then its answer
     assert "2 conversations already run" in capsys.readouterr().out
     with replay_openai([brain] * 2) as replay:
-        code = cli.main(["--base-url", replay.base_url, *common, "--limit", "2", "--out", str(out), "--resume"])
+        again = ["--limit", "2", "--out", str(out), "--resume"]
+        code = cli.main(["--base-url", replay.base_url, *common, *again])
         assert replay.bodies(CHAT) == []
     assert code == 2
     assert "other settings (default_limit)" in capsys.readouterr().out
