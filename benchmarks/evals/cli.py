@@ -17,6 +17,7 @@ import argparse
 import datetime
 import inspect
 import json
+import logging
 import os
 import platform
 import sys
@@ -176,6 +177,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    # Warnings and errors only: an `MCPServer` (the task servers) would otherwise set the root
+    # logger to INFO, and every HTTP request to the model would print a line among the results.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.recall and args.embedder:
         return _recall_rankings(
             args.sizes, args.seed, args.embedder, args.keep_vectors or None, args.heldout, args.misses
