@@ -230,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         done += [Outcome(**outcome) for outcome in kept["outcomes"]]
         started = datetime.datetime.fromisoformat(kept["date"])
+        if kept["commit"] != commit:  # the commits of the code that ran each part
+            commit = f"{kept['commit']} then {commit}"
         print(f"--resume: {len(done)} conversations already run in {args.out}, not run again", flush=True)
 
     def save(complete: bool) -> None:

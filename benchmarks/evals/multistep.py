@@ -236,6 +236,8 @@ def main(args: argparse.Namespace) -> int:
             return 2
         done += [TaskOutcome(**o) for o in kept["outcomes"]]
         started = datetime.datetime.fromisoformat(kept["date"])
+        if kept["commit"] != commit:  # the commits of the code that ran each part
+            commit = f"{kept['commit']} then {commit}"
         print(f"--resume: {len(done)} tasks already run in {args.out}, not run again", flush=True)
 
     def save(complete: bool) -> None:
