@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -120,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         help="participant counts for the gateway benchmark (default 100,1000,5000; --quick: 100,1000)",
     )
     args = parser.parse_args(argv)
+    # Warnings and errors only: an `MCPServer` sets the root logger to INFO on creation, and every
+    # HTTP request a benchmark makes would print a line among its figures.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     unknown = [name for name in args.names if name not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -77,6 +78,8 @@ class Inspector:
         if token is None and auth is None:
             raise UsageError("an inspector without a session token needs the host's own auth hook (auth=)")
         self.read_only = bool(read_only)
+        self._model_json: tuple[tuple[int, int | None], bytes] | None = None
+        """The model's view as last sent, and the catalogue version and budget it was made at."""
         self.feed = Feed(self._target, events)
         routes = [
             Route("/", self._page),
@@ -121,7 +124,13 @@ class Inspector:
         return JSONResponse(snapshot.overview(self._target, read_only=self.read_only))
 
     async def _model(self, request: Request) -> Response:
-        return JSONResponse(snapshot.model_view(self._target))
+        adapter = self._target.adapter
+        key = (adapter.version, adapter.max_tools)
+        kept = self._model_json
+        if kept is None or kept[0] != key:
+            view = snapshot.model_view(self._target)
+            kept = self._model_json = (key, await anyio.to_thread.run_sync(snapshot.sized_model_view, view))
+        return Response(kept[1], media_type="application/json")
 
     async def _names(self, request: Request) -> Response:
         return JSONResponse(snapshot.names(self._target))

@@ -181,25 +181,33 @@ def topic_view(topic: TopicMembership) -> dict[str, Any]:
 
 
 def model_view(target: Target) -> dict[str, Any]:
-    """The tool lists exactly as the model is sent them, each with its size."""
+    """The tool lists exactly as the model is sent them, not yet sized (`sized_model_view`): read
+    from the adapter, where they are kept, on the event loop."""
     adapter = target.adapter
-    lists: dict[str, Any] = {
-        "chat": adapter.get_openai_tools(max_tools=None),
-        "responses": adapter.get_responses_tools(max_tools=None),
-        "functions": adapter.get_openai_functions(max_tools=None),
-    }
-    views = {}
-    for fmt, tools in lists.items():
-        chars, tokens = estimate_tokens(tools)
-        views[fmt] = {"tools": tools, "count": len(tools), "chars": chars, "tokens": tokens}
     return {
         "version": adapter.version,
         "max_tools": adapter.max_tools,
         "chars_per_token": CHARS_PER_TOKEN,
         "strict": sum(1 for tool in adapter.tools if tool.strict),
         "not_strict": {name: list(reasons) for name, reasons in adapter.strict_report().items()},
-        "formats": views,
+        "formats": {
+            "chat": adapter.get_openai_tools(max_tools=None),
+            "responses": adapter.get_responses_tools(max_tools=None),
+            "functions": adapter.get_openai_functions(max_tools=None),
+        },
     }
+
+
+def sized_model_view(view: dict[str, Any]) -> bytes:
+    """`view` as the JSON the page reads, each list with its count and size: megabytes of JSON at
+    thousands of tools, so the inspector runs this in a worker thread (the lists are the adapter's
+    own, never changed once made)."""
+    formats = {}
+    for fmt, tools in view["formats"].items():
+        chars, tokens = estimate_tokens(tools)
+        formats[fmt] = {"tools": tools, "count": len(tools), "chars": chars, "tokens": tokens}
+    sized = view | {"formats": formats}
+    return json.dumps(sized, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
 def names(target: Target) -> dict[str, Any]:

@@ -88,6 +88,25 @@ async def test_the_model_view_is_exactly_what_the_model_is_sent(fmt: str) -> Non
             assert view["version"] == router.version
 
 
+async def test_the_model_view_follows_the_catalogue_and_is_made_once_per_version() -> None:
+    async with Router() as router:
+        await router.join("weather", InProcessPeer(weather_station()))
+        async with serve(router) as (_, url), session(url) as client:
+            first = await client.get("/api/model")
+            again = await client.get("/api/model")
+            assert first.headers["content-type"] == "application/json"
+            assert again.content == first.content and first.json()["version"] == router.version
+            await router.join("docs", InProcessPeer(docs_library()))
+            after = (await client.get("/api/model")).json()
+            assert after["version"] == router.version != first.json()["version"]
+            names = [tool["function"]["name"] for tool in after["formats"]["chat"]["tools"]]
+            assert names == [tool["function"]["name"] for tool in router.get_openai_tools(max_tools=None)]
+            assert after["formats"]["chat"]["count"] == first.json()["formats"]["chat"]["count"] + 2
+            await router.leave("docs")
+            gone = (await client.get("/api/model")).json()
+            assert gone["formats"]["chat"]["tools"] == first.json()["formats"]["chat"]["tools"]
+
+
 def _plain(value: Any) -> Any:
     """The tool list as JSON decodes it (tuples as lists)."""
     return __import__("json").loads(__import__("json").dumps(value))
