@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import mcp
 from opentelemetry import trace
@@ -91,7 +92,12 @@ async def run(settings: Settings) -> list[Row]:
             (public,) = await plain.add_peer("echo", client)
             await shipped.add_peer("echo", client)
             answerer = plain._answerer
-            answerer.run = answerer._run  # type: ignore[method-assign]  # no tracing check at all
+            untraced = answerer._run
+
+            async def run(call: Any, call_timeout: float | None, turn: Any = None) -> Any:
+                return await untraced(call, call_timeout, turn)  # `Answerer.run` without the tracing check
+
+            answerer.run = run  # type: ignore[method-assign]
             one = [chat_call("call_0", public)]
             assert await plain.dispatch(one) == await shipped.dispatch(one)
 
