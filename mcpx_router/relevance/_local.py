@@ -146,10 +146,13 @@ def _load(path: Path, max_tokens: int) -> Any:
         keys = set(handle.keys())
     if keys == {"embeddings"} or ("embeddings" in keys and len(keys) <= 3):
         return _Static(path)
-    if any(k.endswith("encoder.layer.0.attention.self.query.weight") for k in keys):
+    if any(
+        k.endswith(("encoder.layer.0.attention.self.query.weight", "encoder.layer.0.attention.attn.q.weight"))
+        for k in keys
+    ):
         return _Bert(path, max_tokens)
     raise EmbeddingError(
-        f"{str(path)!r} is neither a model2vec static model nor a BERT sentence-transformers model"
+        f"{str(path)!r} is neither a model2vec static model nor a BERT or MPNet sentence-transformers model"
     )
 
 
@@ -185,8 +188,14 @@ class _Bert:
             "pooling_mode_mean_tokens"
         )
         raw = load_file(str(path / "model.safetensors"))
-        prefix = "bert." if any(k.startswith("bert.") for k in raw) else ""
-        self._w = {k[len(prefix) :]: v.astype(np.float32) for k, v in raw.items() if k.startswith(prefix)}
+        prefix = next((p for p in ("bert.", "mpnet.") if any(k.startswith(p) for k in raw)), "")
+        self._w = {
+            _bert_name(k[len(prefix) :]): v.astype(np.float32) for k, v in raw.items() if k.startswith(prefix)
+        }
+        # MPNet (all-mpnet-base-v2): BERT's layers under other names, no token types, positions
+        # counted from its padding id + 1, and a bias on attention by relative position
+        self._relative = self._w.get("encoder.relative_attention_bias.weight")
+        self._first_position = int(config.get("pad_token_id", 1)) + 1 if self._relative is not None else 0
         for name in [
             k
             for k in self._w
@@ -238,14 +247,17 @@ class _Bert:
         import numpy as np
 
         w, (batch, width) = self._w, tokens.shape
-        x = (
-            w["embeddings.word_embeddings.weight"][tokens]
-            + w["embeddings.position_embeddings.weight"][:width]
-            + w["embeddings.token_type_embeddings.weight"][0]
-        )
+        first = self._first_position
+        x = w["embeddings.word_embeddings.weight"][tokens] + w["embeddings.position_embeddings.weight"][
+            first : first + width
+        ]
+        if "embeddings.token_type_embeddings.weight" in w:
+            x = x + w["embeddings.token_type_embeddings.weight"][0]
         x = self._norm(x, "embeddings.LayerNorm")
         heads, size = self._heads, self.dimensions // self._heads
         bias = (1.0 - mask)[:, None, None, :] * -1e9
+        if self._relative is not None:
+            bias = bias + _relative_bias(np, self._relative, width)
         for n in range(self._layers):
             at = f"encoder.layer.{n}"
 
@@ -267,6 +279,38 @@ class _Bert:
         if self._cls:
             return x[:, 0]
         return (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1)
+
+
+_MPNET_NAMES = (
+    ("attention.attn.q.", "attention.self.query."),
+    ("attention.attn.k.", "attention.self.key."),
+    ("attention.attn.v.", "attention.self.value."),
+    ("attention.attn.o.", "attention.output.dense."),
+    ("attention.LayerNorm.", "attention.output.LayerNorm."),
+)
+
+
+def _bert_name(name: str) -> str:
+    """A weight's name as BERT calls it (MPNet names its attention's parts otherwise)."""
+    for mpnet, bert in _MPNET_NAMES:
+        name = name.replace(mpnet, bert)
+    return name
+
+
+def _relative_bias(np: Any, table: Any, width: int, max_distance: int = 128) -> Any:
+    """MPNet's attention bias (1, heads, width, width): bidirectional buckets of the distance
+    from each token to each other one, exact up to a quarter of the buckets, then logarithmic
+    up to `max_distance`."""
+    half = table.shape[0] // 2
+    exact = half // 2
+    distance = np.arange(width)[:, None] - np.arange(width)[None, :]  # query - key
+    bucket = np.where(distance < 0, half, 0)
+    n = np.abs(distance)
+    far = exact + (
+        np.log(np.maximum(n, 1) / exact) / math.log(max_distance / exact) * (half - exact)
+    ).astype(np.int64)
+    bucket = bucket + np.where(n < exact, n, np.minimum(far, half - 1))
+    return table[bucket].transpose(2, 0, 1)[None]
 
 
 def _gelu(x: Any) -> Any:
