@@ -215,7 +215,7 @@ class _Bert:
         self._layers = int(config["num_hidden_layers"])
         self._eps = float(config.get("layer_norm_eps", 1e-12))
         self.dimensions = int(config["hidden_size"])
-        limit = min(max_tokens, int(config.get("max_position_embeddings", 512)))
+        limit = min(max_tokens, int(config.get("max_position_embeddings", 512)) - self._first_position)
         self._tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self._tokenizer.enable_truncation(limit)
         self._tokenizer.no_padding()

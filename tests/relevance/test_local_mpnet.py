@@ -107,3 +107,12 @@ async def test_the_adapter_ranks_with_it_in_one_argument(mpnet: LocalEmbedder) -
         assert ranked[0][0].name == "p__get_current_time"
         ranked = await adapter.rank_tools("Which changes were made to the repository lately?")
         assert ranked[0][0].name == "p__git_log"
+
+
+def test_a_text_longer_than_its_positions_is_cut_to_them() -> None:
+    # 514 position rows, of which the first two are before its first token: 512 tokens at most.
+    embedder = LocalEmbedder(mpnet_dir(), max_tokens=10_000)
+    assert embedder._encoder._tokenizer.truncation["max_length"] == 512
+    vector = embedder.encode(["word " * 2000])
+    assert vector.shape == (1, 768)
+    assert np.isfinite(vector).all()
