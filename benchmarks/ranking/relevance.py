@@ -3,6 +3,7 @@
     python -m benchmarks.ranking.relevance             # BM25 and the hashed n-gram embedder
     python -m benchmarks.ranking.relevance --minilm    # also all-MiniLM-L6-v2 (see below)
     python -m benchmarks.ranking.relevance --speed     # the cost of ranking 5,000 tools per request
+    python -m benchmarks.ranking.relevance --speed --query-models minilm,mpnet  # and of embedding a query
 
 Each request of `_labelled.LABELLED` is ranked against the catalogue by
 `OpenAIPeerToolAdapter.rank_tools`; recall@k is the share of requests whose right tool is
@@ -13,10 +14,14 @@ may carry). `--minilm` embeds with the model that the PyPI package `gt-all-minil
 
 `--speed` times `rank_tools` over the 5,000 tools of the evaluation's catalogue
 (benchmarks/evals), once per labelled request of benchmarks/evals/requests.json: BM25 alone (no
-embedder), and fused with 384-dimension embeddings, with numpy and in pure Python. The tools'
-and the queries' vectors are made before the timing starts (a warm-up pass over every
-request), so the time is the ranking's own, beyond embedding the query; the embedder is the
-hashed n-grams (what it costs is not timed). A measurement, not a test: the exit status is 0.
+embedder), and fused with 384-dimension embeddings (all-MiniLM-L6-v2's length) with numpy and
+in pure Python, and with 768-dimension ones (all-mpnet-base-v2's) with numpy. The tools' and
+the queries' vectors are made before the timing starts (a warm-up pass over every request), so
+the time is the ranking's own, beyond embedding the query; the embedder is the hashed n-grams
+(what it costs is not timed). `--query-models` adds what the rest of a request costs: embedding
+its text with each named model (`benchmarks.evals.rankings.named_embedder`: `minilm`, `mpnet`,
+or a folder), one request at a time, as a turn does. A measurement, not a test: the exit status
+is 0.
 """
 
 from __future__ import annotations
@@ -139,11 +144,13 @@ def speed(size: int = 5000, rounds: int = 3) -> str:
     bm25 = anyio.run(partial(_time_ranking, None, size=size, rounds=rounds))
     rows.append(("BM25 alone (no embedder)", bm25))
     fused = partial(_time_ranking, HashingEmbedder(384), size=size)
-    rows.append(("BM25 + embeddings, numpy", anyio.run(partial(fused, rounds=rounds))))
+    rows.append(("BM25 + embeddings (384 dimensions), numpy", anyio.run(partial(fused, rounds=rounds))))
+    wide = partial(_time_ranking, HashingEmbedder(768), size=size, rounds=rounds)
+    rows.append(("BM25 + embeddings (768 dimensions), numpy", anyio.run(wide)))
     saved = list(_fusion._NUMPY)
     _fusion._NUMPY[:] = [None]  # as without numpy installed
     try:
-        rows.append(("BM25 + embeddings, pure Python", anyio.run(partial(fused, rounds=1))))
+        rows.append(("BM25 + embeddings (384 dimensions), pure Python", anyio.run(partial(fused, rounds=1))))
     finally:
         _fusion._NUMPY[:] = saved
     base = statistics.median(cpu for _, cpu in bm25)
@@ -162,15 +169,52 @@ def speed(size: int = 5000, rounds: int = 3) -> str:
     return "\n".join(lines)
 
 
+def query_cost(models: Sequence[str]) -> str:
+    """A table of the CPU time of embedding one request's text with each model, per request."""
+    from ..evals.harness import load_requests
+    from ..evals.rankings import named_embedder
+
+    texts = [request.text for request in load_requests()]
+    lines = [
+        f"embedding one request's text ({len(texts)} requests, one at a time); load average "
+        f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
+        "| model | CPU ms, median | CPU ms, p90 | wall ms, median |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for model in models:
+        embedder: Any = named_embedder(model)
+        embedder.encode(texts[:4])  # warm-up
+        times = []
+        for text in texts:
+            started, cpu = time.perf_counter(), time.process_time()
+            embedder.encode([text])
+            times.append((time.perf_counter() - started, time.process_time() - cpu))
+        cpus = sorted(c for _, c in times)
+        wall = statistics.median(w for w, _ in times)
+        cells = (statistics.median(cpus), cpus[int(0.9 * (len(cpus) - 1))], wall)
+        lines.append(f"| {model} | " + " | ".join(f"{c * 1e3:.1f}" for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.ranking.relevance", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--minilm", action="store_true", help="also rank with all-MiniLM-L6-v2")
     parser.add_argument("--speed", action="store_true", help="time the ranking of 5,000 tools instead")
+    parser.add_argument(
+        "--query-models",
+        default="",
+        help="with --speed: also time embedding a request with these models (comma-separated: "
+        "minilm, mpnet, or a folder)",
+    )
     args = parser.parse_args(argv)
     if args.speed:
         print(speed())
+        models = [m for m in args.query_models.split(",") if m.strip()]
+        if models:
+            print()
+            print(query_cost(models))
         return 0
     rows = anyio.run(run, args.minilm)
     print(f"{len(LABELLED)} labelled requests")
