@@ -32,7 +32,7 @@ from openai import AsyncOpenAI
 from mcpx_router.loop import run_chat
 
 from .._common import revision
-from .harness import CONFIGS, WITHOUT, Outcome, Settings, load_requests, run, summarise, table
+from .harness import CONFIGS, WITHOUT, Outcome, Settings, load_requests, resume, run, summarise, table
 from .recall import recall_at_k_async
 
 
@@ -224,16 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     commit = revision()
     done: list[Outcome] = []
     if args.resume and args.out and args.out.exists():
-        from .multistep import resumed
-
-        kept = resumed(args.out, _settings_document(settings))
+        kept = resume(args.out, _settings_document(settings), commit, "conversations")
         if kept is None:
             return 2
-        done += [Outcome(**outcome) for outcome in kept["outcomes"]]
-        started = datetime.datetime.fromisoformat(kept["date"])
-        if kept["commit"] != commit:  # the commits of the code that ran each part
-            commit = f"{kept['commit']} then {commit}"
-        print(f"--resume: {len(done)} conversations already run in {args.out}, not run again", flush=True)
+        done += [Outcome(**outcome) for outcome in kept.outcomes]
+        started, commit = kept.started, kept.commit
 
     def save(complete: bool) -> None:
         if not args.out:

@@ -21,6 +21,7 @@ conversation the loop returns is what is scored:
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import re
 import time
@@ -454,6 +455,37 @@ async def run_one(
         error=error,
         offered=any(_serves(adapter, request, name) for name in turns[0].names) if turns else None,
         answer=None if result is None or result.text is None else result.text[:300],
+    )
+
+
+@dataclass
+class Resumed:
+    """What a run cut short left in its `--out` file, to go on with (`--resume`)."""
+
+    outcomes: list[dict[str, Any]]
+    started: datetime.datetime
+    """When the run began."""
+    commit: str
+    """The commits of the code that ran each part."""
+
+
+def resume(path: Path, settings: dict[str, Any], commit: str, what: str) -> Resumed | None:
+    """The outcomes `path` holds, when it was written with these `settings`; None, said why,
+    when it was written with others (its outcomes would not be comparable)."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    before = json.loads(json.dumps(document.get("settings") or {}))
+    now = json.loads(json.dumps(settings))
+    if before != now:
+        changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+        print(f"--resume: {path} was written with other settings ({', '.join(changed)}); not resumed")
+        return None
+    outcomes = document["outcomes"]
+    print(f"--resume: {len(outcomes)} {what} already run in {path}, not run again", flush=True)
+    earlier = document["commit"]
+    return Resumed(
+        outcomes,
+        datetime.datetime.fromisoformat(document["date"]),
+        commit if earlier == commit else f"{earlier} then {commit}",
     )
 
 

@@ -41,7 +41,7 @@ from mcpx_router.loop import LoopResult, run_chat
 
 from .._common import revision
 from .catalogue import decoy_tools, served
-from .harness import Metered, model_calls
+from .harness import Metered, model_calls, resume
 from .tasks import TASKS, Task
 from .world import PEERS, World, servers
 
@@ -231,14 +231,11 @@ def main(args: argparse.Namespace) -> int:
     commit = revision()  # of the code that runs, not of a later save
     done: list[TaskOutcome] = []
     if args.resume and args.out and args.out.exists():
-        kept = resumed(args.out, asdict(settings))
+        kept = resume(args.out, asdict(settings), commit, "tasks")
         if kept is None:
             return 2
-        done += [TaskOutcome(**o) for o in kept["outcomes"]]
-        started = datetime.datetime.fromisoformat(kept["date"])
-        if kept["commit"] != commit:  # the commits of the code that ran each part
-            commit = f"{kept['commit']} then {commit}"
-        print(f"--resume: {len(done)} tasks already run in {args.out}, not run again", flush=True)
+        done += [TaskOutcome(**o) for o in kept.outcomes]
+        started, commit = kept.started, kept.commit
 
     def save(complete: bool) -> None:
         if args.out:
@@ -275,19 +272,6 @@ def main(args: argparse.Namespace) -> int:
     save(complete=True)
     print(task_table(done))
     return 0
-
-
-def resumed(path: Path, settings: dict[str, Any]) -> dict[str, Any] | None:
-    """The document `--out` wrote before, to go on with (`--resume`); None, said why, when it was
-    written with other settings (its outcomes would not be comparable)."""
-    document = cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
-    before = json.loads(json.dumps(document.get("settings")))
-    now = json.loads(json.dumps(settings))
-    if before != now:
-        changed = sorted(k for k in set(before or {}) | set(now) if (before or {}).get(k) != now.get(k))
-        print(f"--resume: {path} was written with other settings ({', '.join(changed)}); not resumed")
-        return None
-    return document
 
 
 def load(paths: Sequence[Path]) -> list[TaskOutcome]:

@@ -236,17 +236,17 @@ async def test_recall_helper() -> None:
     assert 0 < scores[1] <= scores[10] <= scores[100] == 1.0
 
 
+def _time_then_done(body: dict[str, Any]) -> dict[str, Any]:
+    """A model that calls the time tool, then answers once it has the result."""
+    if body["messages"][-1]["role"] == "tool":
+        return chat_completion({"content": "Done."})
+    return chat_completion({"content": None, "tool_calls": [tool_call("c", "time__get_current_time", "{}")]})
+
+
 @pytest.mark.subprocess  # the results record the commit (`git rev-parse`)
 def test_command_line_writes_results(tmp_path: Path) -> None:
-    def brain(body: dict[str, Any]) -> dict[str, Any]:
-        if body["messages"][-1]["role"] == "tool":
-            return chat_completion({"content": "Done."})
-        return chat_completion(
-            {"content": None, "tool_calls": [tool_call("c", "time__get_current_time", "{}")]}
-        )
-
     out = tmp_path / "r.json"
-    with replay_openai([brain] * 10) as replay:
+    with replay_openai([_time_then_done] * 10) as replay:
         code = cli.main(
             [
                 "--base-url",
@@ -276,22 +276,15 @@ def test_command_line_writes_results(tmp_path: Path) -> None:
 def test_resume_runs_only_what_a_run_cut_short_left_and_refuses_other_settings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def brain(body: dict[str, Any]) -> dict[str, Any]:
-        if body["messages"][-1]["role"] == "tool":
-            return chat_completion({"content": "Done."})
-        return chat_completion(
-            {"content": None, "tool_calls": [tool_call("c", "time__get_current_time", "{}")]}
-        )
-
     out = tmp_path / "r.json"
     common = ["--model", "m", "--api-key", "k", "--sizes", "10", "--configs", "budget", "--quiet"]
-    with replay_openai([brain] * 6) as replay:
+    with replay_openai([_time_then_done] * 6) as replay:
         assert cli.main(["--base-url", replay.base_url, *common, "--limit", "3", "--out", str(out)]) == 0
     first = json.loads(out.read_text())
     # cut short after its second conversation
     cut = first | {"complete": False, "outcomes": first["outcomes"][:2]}
     out.write_text(json.dumps(cut))
-    with replay_openai([brain] * 2) as replay:
+    with replay_openai([_time_then_done] * 2) as replay:
         again = ["--limit", "3", "--out", str(out), "--resume"]
         code = cli.main(["--base-url", replay.base_url, *common, *again])
         asked = [body["messages"][-1]["content"] for body in replay.bodies(CHAT)]
@@ -301,7 +294,7 @@ def test_resume_runs_only_what_a_run_cut_short_left_and_refuses_other_settings(
     assert [o["request"] for o in document["outcomes"]] == [o["request"] for o in first["outcomes"]]
     assert len(asked) == 2  # the third request only: its call, then its answer
     assert "2 conversations already run" in capsys.readouterr().out
-    with replay_openai([brain] * 2) as replay:
+    with replay_openai([_time_then_done] * 2) as replay:
         again = ["--limit", "2", "--out", str(out), "--resume"]
         code = cli.main(["--base-url", replay.base_url, *common, *again])
         assert replay.bodies(CHAT) == []
@@ -340,16 +333,9 @@ async def test_without_takes_out_what_it_names_from_what_the_model_is_sent() -> 
 @pytest.mark.subprocess  # the results record the commit (`git rev-parse`)
 @pytest.mark.parametrize("limit", [["--limit", "0"], ["--limits", "budget:10=0"], ["--limit", "1"]])
 def test_command_line_limit_zero_runs_every_request(tmp_path: Path, limit: list[str]) -> None:
-    def brain(body: dict[str, Any]) -> dict[str, Any]:
-        if body["messages"][-1]["role"] == "tool":
-            return chat_completion({"content": "Done."})
-        return chat_completion(
-            {"content": None, "tool_calls": [tool_call("c", "time__get_current_time", "{}")]}
-        )
-
     out = tmp_path / "r.json"
     picked = ["--requests", "time-1,time-2"]
-    with replay_openai([brain] * 10) as replay:
+    with replay_openai([_time_then_done] * 10) as replay:
         common = ["--base-url", replay.base_url, "--model", "m", "--api-key", "k", "--sizes", "10"]
         code = cli.main([*common, "--configs", "budget", *picked, *limit, "--quiet", "--out", str(out)])
     assert code == 0

