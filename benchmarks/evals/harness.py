@@ -481,12 +481,10 @@ def resume(path: Path, settings: dict[str, Any], commit: str, what: str) -> Resu
         return None
     outcomes = document["outcomes"]
     print(f"--resume: {len(outcomes)} {what} already run in {path}, not run again", flush=True)
-    earlier = document["commit"]
-    return Resumed(
-        outcomes,
-        datetime.datetime.fromisoformat(document["date"]),
-        commit if earlier == commit else f"{earlier} then {commit}",
-    )
+    commits = document["commit"].split(" then ")
+    if commits[-1] != commit:
+        commits.append(commit)
+    return Resumed(outcomes, datetime.datetime.fromisoformat(document["date"]), " then ".join(commits))
 
 
 def chosen(requests: Sequence[Request], count: int | None) -> list[Request]:

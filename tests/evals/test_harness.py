@@ -282,7 +282,7 @@ def test_resume_runs_only_what_a_run_cut_short_left_and_refuses_other_settings(
         assert cli.main(["--base-url", replay.base_url, *common, "--limit", "3", "--out", str(out)]) == 0
     first = json.loads(out.read_text())
     # cut short after its second conversation
-    cut = first | {"complete": False, "outcomes": first["outcomes"][:2]}
+    cut = first | {"complete": False, "outcomes": first["outcomes"][:2], "commit": "commit 0000000"}
     out.write_text(json.dumps(cut))
     with replay_openai([_time_then_done] * 2) as replay:
         again = ["--limit", "3", "--out", str(out), "--resume"]
@@ -294,6 +294,7 @@ def test_resume_runs_only_what_a_run_cut_short_left_and_refuses_other_settings(
     assert [o["request"] for o in document["outcomes"]] == [o["request"] for o in first["outcomes"]]
     assert len(asked) == 2  # the third request only: its call, then its answer
     assert "2 conversations already run" in capsys.readouterr().out
+    assert document["commit"] == f"commit 0000000 then {first['commit']}"  # each part's code
     with replay_openai([_time_then_done] * 2) as replay:
         again = ["--limit", "2", "--out", str(out), "--resume"]
         code = cli.main(["--base-url", replay.base_url, *common, *again])
@@ -301,6 +302,10 @@ def test_resume_runs_only_what_a_run_cut_short_left_and_refuses_other_settings(
     assert code == 2
     assert "other settings (default_limit)" in capsys.readouterr().out
     assert json.loads(out.read_text()) == document
+    with replay_openai([]) as replay:  # once more: nothing left to run, the same commits
+        again = ["--limit", "3", "--out", str(out), "--resume"]
+        assert cli.main(["--base-url", replay.base_url, *common, *again]) == 0
+    assert json.loads(out.read_text())["commit"] == document["commit"]
 
 
 async def test_without_takes_out_what_it_names_from_what_the_model_is_sent() -> None:
