@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from collections.abc import Callable
 from types import CodeType, FrameType
 
 import anyio
@@ -93,18 +94,7 @@ def route() -> tuple[list[str], int]:
         if caller is not None:
             events.append(("return", frame, _module(caller.f_code) or ""))
 
-    async def main() -> None:
-        async with mcp.Client(echo_server()) as client, OpenAIPeerToolAdapter() as adapter:
-            (public,) = await adapter.add_peer("echo", client)
-            call = [chat_call("call_0", public)]
-            await adapter.dispatch(call)  # warm: lazy imports and caches
-            sys.setprofile(profile)
-            try:
-                await adapter.dispatch(call)
-            finally:
-                sys.setprofile(None)
-
-    anyio.run(main)
+    _profiled_dispatch(profile)
     # A coroutine that waits returns and is called again: only its first call and last return count.
     first = {id(frame): i for i, (way, frame, _) in reversed(list(enumerate(events))) if way == "call"}
     last = {id(frame): i for i, (way, frame, _) in enumerate(events) if way == "return"}
@@ -130,6 +120,13 @@ def _record(events: list[tuple[str, FrameType, str, str]]) -> None:
             caller = caller.f_back
         if caller is not None:
             events.append((event, frame, module, _module(caller.f_code) or ""))
+
+    _profiled_dispatch(profile)
+
+
+def _profiled_dispatch(profile: Callable[[FrameType, str, object], None]) -> None:
+    """One Chat tool call to an in-process echo peer, dispatched under `profile` (after a first,
+    unprofiled call that loads what is loaded lazily and fills the caches)."""
 
     async def main() -> None:
         async with mcp.Client(echo_server()) as client, OpenAIPeerToolAdapter() as adapter:
