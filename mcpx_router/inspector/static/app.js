@@ -566,7 +566,7 @@ function drawChart() {
       `${state.calls.length} calls; highest ${fmtMs(max)}`);
     $("#legend").replaceChildren(...peers.map((peer, i) => {
       const calls = [...byPeer.get(peer).values()].reduce((n, b) => n + b.n, 0);
-      const swatch = el("span", { text: `■ ${peer} (${calls} calls)` });
+      const swatch = el("span", { text: `■ ${peer} (${calls} ${calls === 1 ? "call" : "calls"})` });
       swatch.style.color = COLOURS[i % COLOURS.length];
       return swatch;
     }));
