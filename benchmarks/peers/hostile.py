@@ -8,6 +8,10 @@ reports how long the large call took, the worst latency of the other peers' call
 loop's worst stall; a baseline round with a small answer instead shows what the machine's own
 load costs. Targets: the 50 MB answer in at most 1 s; other calls and stalls at most
 50 ms. The machine's load average is printed with the figures: they are wall-clock times.
+
+Then a peer of 5,000 tools that says its tools changed every 0.1 s (`--churn`) beside the same two:
+for 5 s, the others' calls and the loop as above, with how many calls they made (against as
+long a window with the chatty peer gone) and how often the chatty peer was re-listed.
 """
 
 from __future__ import annotations
@@ -85,7 +89,40 @@ async def main(rounds: int) -> None:
                 f"| median {statistics.median(lags):.0f}, max {max(lags):.0f} | {rounds} |"
             )
             print(f"  (answer starts: {figures[0][3]!r})", file=sys.stderr)
+        await _churning(router)
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+async def _window(router: Router, seconds: float) -> tuple[int, float, float]:
+    """(calls the ordinary peers answered in `seconds`, the worst of them, the loop's worst stall)."""
+    probe = LagProbe(interval=0.002)
+    latencies: list[float] = []
+    with anyio.move_on_after(seconds):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(probe.run)
+            while True:
+                for peer in ("plain1", "plain2"):
+                    start = time.perf_counter()
+                    await router.call(f"{peer}__echo", {"text": "hi"})
+                    latencies.append(time.perf_counter() - start)
+    return len(latencies), max(latencies), max(late for _, late in probe.samples)
+
+
+async def _churning(router: Router) -> None:
+    print(
+        "| 5,000 tools, changed every 0.1 s | other calls in 5 s | worst other call (ms) "
+        "| worst loop stall (ms) | re-listings |"
+    )
+    print("| --- | --- | --- | --- | --- |")
+    calls, worst, lag = await _window(router, 5.0)
+    print(f"| no such peer (baseline) | {calls:,} | {worst * 1000:.0f} | {lag * 1000:.0f} | — |")
+    await router.join("chatty", StdioPeer(sys.executable, [str(SERVER), "--many", "5000", "--churn", "0.1"]))
+    before = int((await router.call("chatty__listings", {})).text)
+    calls, worst, lag = await _window(router, 5.0)
+    listings = int((await router.call("chatty__listings", {})).text) - before
+    shown = f"{calls:,} | {worst * 1000:.0f} | {lag * 1000:.0f}"
+    print(f"| the chatty peer | {shown} | {listings} (50 asked for) |")
+    await router.leave("chatty")
 
 
 def cli(argv: list[str] | None = None) -> int:

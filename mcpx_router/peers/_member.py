@@ -2,6 +2,10 @@
 
 Each peer is one task in the Router's task group (`Member.run`). It owns the peer's connection
 as an async context manager; cancelling its scope closes the connection and withdraws the peer.
+
+One idea: the life of one peer's connection, as one task with its states (connecting, published,
+following changes, probed, lost, waiting to reconnect, gone); each state is a method here because
+each hands the connection to the next.
 """
 
 from __future__ import annotations
@@ -9,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.abc
@@ -49,6 +54,10 @@ from .wire._answers import Strays
 __all__ = ["Member"]
 
 logger = logging.getLogger("mcpx_router")
+
+REFRESH_SHARE: Final = 0.1
+"""The most of the process's time re-listing one peer's tools may take when it says they changed
+again and again: after a re-listing that took `t` seconds of CPU, the next waits `t / share - t`."""
 
 
 class Member:
@@ -311,10 +320,15 @@ class Member:
             if self._settings.refresh_debounce > 0:
                 await anyio.sleep(self._settings.refresh_debounce)
             self._changed = anyio.Event()
+            spent = time.process_time()
             try:
                 await self.refresh()
             except Exception as exc:
                 logger.warning("peer %r: could not re-list its tools: %s", self.peer, describe_failure(exc))
+            # A peer with thousands of tools that says they changed every second is re-listed
+            # less often, so that it never takes more than its share of the others' time.
+            spent = time.process_time() - spent
+            await anyio.sleep(min(spent / REFRESH_SHARE - spent, 30.0))
 
     async def _listen(self, connection: Connection, subscription: Subscription) -> None:
         """Follow the listen stream; when it ends, have the connection checked and listen again."""

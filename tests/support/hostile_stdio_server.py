@@ -1,19 +1,24 @@
 """A stdio MCP server (standard library only) that answers badly on purpose.
 
-Each tool answers in its own wrong way (see `ANSWERS`); `ok` answers "ok" and `echo` its `text`
-argument. Options:
+Each tool answers in its own wrong way (see `ANSWERS`); `ok` answers "ok", `echo` its `text`
+argument and `listings` how many times its tools were listed. Options:
 
 - `--bad-listing`: tools/list (and prompts/list, resources/list) also hold malformed entries: an
   input schema that is a string or null, a tool without a name or with a numeric name, schemas
   nested 120 and 5,000 levels deep;
 - `--garbage N`: N lines that are not JSON-RPC after the handshake, of two kinds;
-- `--blocks N`, `--mb N`: the sizes the `blocks` and `huge` tools answer with (200,000 and 50).
+- `--blocks N`, `--mb N`: the sizes the `blocks` and `huge` tools answer with (200,000 and 50);
+- `--many N`: N more tools in tools/list, each with a schema of a few described parameters;
+- `--churn SECONDS`: after the handshake, `notifications/tools/list_changed` every SECONDS (the
+  listing the same each time), from a thread beside the reader.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from typing import Any
 
 OPTIONS = sys.argv[1:]
@@ -39,6 +44,23 @@ def _tool(name: Any, schema: Any = None) -> dict[str, Any]:
     return {"name": name, "inputSchema": {"type": "object"} if schema is None else schema}
 
 
+def _generated(index: int) -> dict[str, Any]:
+    """One of `--many`'s tools: a name, a sentence, three parameters as real servers describe them."""
+    return {
+        "name": f"record_{index}_lookup",
+        "description": f"Look up record {index} in table {index % 97} and return its fields as JSON.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "record_id": {"type": "string", "description": "The record's id, as the table gives it."},
+                "fields": {"type": "array", "items": {"type": "string"}, "description": "Fields to return."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+            },
+            "required": ["record_id"],
+        },
+    }
+
+
 TOOLS: list[Any] = [
     _tool(name)
     for name in (
@@ -56,6 +78,7 @@ TOOLS: list[Any] = [
         "long_error",
         "blocks",
         "huge",
+        "listings",
     )
 ]
 BAD_TOOLS: list[Any] = [
@@ -74,6 +97,10 @@ BAD_PROMPTS: list[Any] = [{"description": "no name"}, {"name": 7}]
 BAD_RESOURCES: list[Any] = [{"name": "no uri"}, {"uri": 5, "name": "b"}]
 
 
+_LISTINGS = [0]
+"""How many tools/list requests were answered (the `listings` tool tells)."""
+_LOCK = threading.Lock()
+"""Held while a line is written: the `--churn` thread writes beside the reader."""
 _SINK: list[str] | None = None
 """Where `respond` collects the lines written for one message (for `hostile_http_server.py`)."""
 
@@ -82,8 +109,9 @@ def _write(text: str) -> None:
     if _SINK is not None:
         _SINK.append(text)
         return
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    with _LOCK:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
 
 def _send(message: dict[str, Any]) -> None:
@@ -125,6 +153,9 @@ def _answer(request_id: Any, name: str, arguments: dict[str, Any]) -> None:
         count = _option("--blocks", 200_000)
         blocks = ",".join(f'{{"type":"text","text":"block {i}"}}' for i in range(count))
         _write(head + f'"result":{{"content":[{blocks}]}}}}')
+    elif name == "listings":
+        text = str(_LISTINGS[0])
+        _send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}})
     elif name == "huge":
         size = _option("--mb", 50) * 1_000_000
         _write(head + '"result":{"content":[{"type":"text","text":"' + "x" * (size - 3) + 'end"}]}}')
@@ -141,6 +172,12 @@ def respond(message: dict[str, Any]) -> list[str]:
         _SINK = None
 
 
+def _churn(seconds: float) -> None:
+    while True:
+        time.sleep(seconds)
+        _send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+
 def main() -> None:
     for line in sys.stdin:
         if line.strip():
@@ -153,15 +190,20 @@ def _handle(message: dict[str, Any], bad_listing: bool) -> None:
         if method == "notifications/initialized":
             for index in range(_option("--garbage", 0)):
                 _write(f"log line {index}" if index % 2 else '{"not": "json-rpc"}')
+            if "--churn" in OPTIONS:
+                every = float(OPTIONS[OPTIONS.index("--churn") + 1])
+                threading.Thread(target=_churn, args=(every,), daemon=True).start()
         return
     if method == "initialize":
         result: dict[str, Any] = {
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
+            "capabilities": {"tools": {"listChanged": True}, "prompts": {}, "resources": {}},
             "serverInfo": {"name": "hostile", "version": "1"},
         }
     elif method == "tools/list":
-        tools = ",".join(t if isinstance(t, str) else json.dumps(t) for t in TOOLS + BAD_TOOLS * bad_listing)
+        _LISTINGS[0] += 1
+        listed = TOOLS + BAD_TOOLS * bad_listing + [_generated(i) for i in range(_option("--many", 0))]
+        tools = ",".join(t if isinstance(t, str) else json.dumps(t) for t in listed)
         _write(f'{{"jsonrpc":"2.0","id":{json.dumps(request_id)},"result":{{"tools":[{tools}]}}}}')
         return
     elif method == "prompts/list":

@@ -21,6 +21,7 @@ words, a request it gave up on when its stream ended carries `LostByTransport`.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -31,6 +32,7 @@ import mcp_types as mt
 import pydantic
 from mcp.shared.message import SessionMessage
 from mcp_types import methods as _methods
+from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
 from ..._naming import shown
 from ..._session import HELD_BACK, LostByTransport, UnusableAnswer, describe_invalid
@@ -48,6 +50,11 @@ _LISTINGS: Final[dict[str, tuple[str, type[pydantic.BaseModel], str]]] = {
     "resources/list": ("resources", mt.Resource, "resource"),
     "resources/templates/list": ("resourceTemplates", mt.ResourceTemplate, "resource template"),
 }
+_ENTRIES: Final[dict[str, pydantic.TypeAdapter[Any]]] = {
+    method: pydantic.TypeAdapter(list[model])  # type: ignore[valid-type]  # a model class per listing
+    for method, (_, model, _) in _LISTINGS.items()
+}
+"""Each listing's entries, checked in one call."""
 _WHAT: Final = {
     "tools/call": "a tool result",
     "tools/list": "a tool list",
@@ -187,7 +194,8 @@ class Exchange:
         if method == "initialize" and isinstance(result.get("protocolVersion"), str):
             self.version = result["protocolVersion"]
         if method in _LISTINGS:
-            return SessionMessage(message.model_copy(update={"result": self._listing(method, result)}))
+            listing = self._listing(method, result, cut)
+            return SessionMessage(message.model_copy(update={"result": listing}))
         if cut:
             return self._unusable(message.id, _why(result, cut), method)
         if method == "tools/call":
@@ -199,15 +207,16 @@ class Exchange:
                 return SessionMessage(message.model_copy(update={"result": kept}))
         return SessionMessage(message)
 
-    def _listing(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
-        """`result` with each entry the SDK would refuse taken out, and why in `_meta[HELD_BACK]`."""
+    def _listing(self, method: str, result: dict[str, Any], cut: bool) -> dict[str, Any]:
+        """`result` with each entry the SDK would refuse taken out, and why in `_meta[HELD_BACK]`
+        (`cut`: the line was nested too deep somewhere, so some entry holds a `TooDeep`)."""
         key, model, what = _LISTINGS[method]
         result = dict(result)
         meta = result.get("_meta")
         if isinstance(meta, dict) and HELD_BACK in meta:  # only the router says what it held back
             result["_meta"] = {k: v for k, v in meta.items() if k != HELD_BACK}
         entries = result.get(key)
-        if not isinstance(entries, list) or self._fits(method, result):
+        if not isinstance(entries, list) or (not cut and self._fits(method, result)):
             return result
         kept: list[Any] = []
         held_back: dict[str, str] = {}
@@ -225,8 +234,10 @@ class Exchange:
         return {**result, key: kept, "_meta": meta}
 
     def _fits(self, method: str, result: Mapping[str, Any]) -> bool:
-        """Whether the SDK takes `result` as it is (checked as its session checks it)."""
-        return _check(method, self.version, result, _LISTINGS[method][1]) is None
+        """Whether the SDK takes `result` as it is, every entry too: one check of the whole listing
+        (as its session checks it), not one per entry."""
+        key = _LISTINGS[method][0]
+        return _check(method, self.version, result, _ENTRIES[method], key) is None
 
     def _problem(self, method: str, key: str, model: type[pydantic.BaseModel], entry: Any) -> str | None:
         if _holds_cut(entry):
@@ -245,22 +256,36 @@ def _check(
     method: str,
     version: str,
     result: Mapping[str, Any],
-    model: type[pydantic.BaseModel],
-    key: str | None = None,
+    model: type[pydantic.BaseModel] | pydantic.TypeAdapter[Any],
+    key: str,
 ) -> str | None:
-    """What the SDK's checks of a `method` result find wrong with `result`, shortly; None if nothing."""
+    """What the SDK's checks of a `method` result find wrong with `result`, shortly; None if nothing.
+
+    `model` checks the listing's first entry (a model) or all of it (a `TypeAdapter` of a list)."""
     try:
-        try:
-            _methods.validate_server_result(method, version, result)
-        except (KeyError, ValueError) as exc:
-            if isinstance(exc, pydantic.ValidationError):
-                raise
-        model.model_validate(result[key][0] if key else result, by_name=False)
+        surface = _surface(method, version)
+        if surface is not None:
+            surface.validate_python(result, by_name=False)
+        if isinstance(model, pydantic.TypeAdapter):
+            model.validate_python(result[key], by_name=False)
+        else:
+            model.model_validate(result[key][0], by_name=False)
     except pydantic.ValidationError as exc:
         return describe_invalid(exc, skip=2 if key else 0)
     except (TypeError, ValueError, RecursionError) as exc:
         return f"{type(exc).__name__}: {str(exc)[:200]}"
     return None
+
+
+@functools.cache
+def _surface(method: str, version: str) -> pydantic.TypeAdapter[Any] | None:
+    """The check the SDK's session makes of a `method` result at protocol `version`, without the
+    dump it makes after it (None where the SDK checks nothing: a version or method it does not
+    know)."""
+    if version not in KNOWN_PROTOCOL_VERSIONS:
+        return None
+    target: Any = _methods.SERVER_RESULTS.get((method, version))
+    return None if target is None else pydantic.TypeAdapter(target)
 
 
 def _why(value: Any, cut: bool) -> str:

@@ -250,6 +250,13 @@ def _decode_literal(text: str, start: int, end: int) -> Steps[str]:
     return value
 
 
+def _openers(text: str, start: int, end: int) -> int:
+    """How many `[` and `{` `text[start:end]` holds: no value there is nested deeper than that."""
+    if end - start < 2 * MAX_DEPTH:  # each level takes two characters at least
+        return (end - start) // 2
+    return text.count("{", start, end) + text.count("[", start, end)
+
+
 def _deeper_than(value: Any, room: int) -> bool:
     """Whether a container sits `room` or more levels below `value` (`value` being level 0)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -352,9 +359,10 @@ class _Walker:
                 except RecursionError:
                     self._deep = True  # read the rest step by step
                 else:
-                    # Each level takes two characters at least: only a long value can be too deep.
+                    # Each level opens with a bracket: only a value with as many can be too deep
+                    # (counted in C; brackets inside strings only make the walk happen).
                     room = MAX_DEPTH - level
-                    if end - position < 2 * room or not _deeper_than(value, room):
+                    if _openers(text, position, end) < room or not _deeper_than(value, room):
                         scanned, position = True, end
                     else:
                         self._deep = True  # read it again step by step, to cut it

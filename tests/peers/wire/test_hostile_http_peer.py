@@ -124,8 +124,8 @@ async def test_a_malformed_entry_of_a_listing_is_held_back_alone(kind: str) -> N
         assert router.rejected_tools("h") == {
             "schema_string": unreadable + not_a_schema,
             "schema_null": unreadable + not_a_schema,
-            "(entry 16, no name)": unreadable + "name: Field required",
-            "(entry 17, the name 42)": unreadable + "name: Input should be a valid string",
+            "(entry 17, no name)": unreadable + "name: Field required",
+            "(entry 18, the name 42)": unreadable + "name: Input should be a valid string",
             "nested_120": unreadable + "it is nested deeper than 200 levels",
             "nested_5000": unreadable + "it is nested deeper than 200 levels",
         }

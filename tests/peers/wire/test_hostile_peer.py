@@ -15,11 +15,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpx_router import Router, StdioPeer
+from mcpx_router.peers import _member
 from mcpx_router.peers.wire import _lines, _stdio
 
 SERVER = Path(__file__).parents[2] / "support" / "hostile_stdio_server.py"
@@ -112,8 +114,8 @@ async def test_a_malformed_entry_of_a_listing_is_held_back_alone() -> None:
         assert rejected == {
             "schema_string": unreadable + not_a_schema,
             "schema_null": unreadable + not_a_schema,
-            "(entry 16, no name)": unreadable + "name: Field required",
-            "(entry 17, the name 42)": unreadable + "name: Input should be a valid string",
+            "(entry 17, no name)": unreadable + "name: Field required",
+            "(entry 18, the name 42)": unreadable + "name: Input should be a valid string",
             "nested_120": unreadable + "it is nested deeper than 200 levels",
             "nested_5000": unreadable + "it is nested deeper than 200 levels",
         }
@@ -150,6 +152,23 @@ async def test_stray_lines_are_warned_of_once_per_kind_and_counted(
         "peer 'h' wrote a line that is not JSON",
         "peer 'h' wrote JSON that is not JSON-RPC",
     }
+
+
+@pytest.mark.parametrize("share", [1.0, 0.001])
+async def test_a_peer_that_says_its_tools_changed_all_the_time_is_relisted_within_its_share(
+    share: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The peer announces a change every 10 ms. Re-listing it may take `REFRESH_SHARE` of the
+    process's time: at 1.0 it is re-listed back to back, at 0.001 once, then not for a while."""
+    monkeypatch.setattr(_member, "REFRESH_SHARE", share)
+    async with routed("--churn", "0.01") as router:
+        await anyio.sleep(1.5)
+        listings = int((await router.call("h__listings", {})).text)
+        if share == 1.0:
+            assert listings >= 6
+        else:
+            assert 2 <= listings <= 3  # the join's listing, the first re-listing, perhaps one more
+        await still_fine(router)
 
 
 json_values = st.recursive(
