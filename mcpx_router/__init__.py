@@ -67,6 +67,7 @@ from .peers._topic_peers import TopicMembership
 from .peers.content._content import RouterPrompt, RouterResource, RouterResourceTemplate
 from .relevance._embedding import Embedder, OpenAIEmbedder
 from .relevance._local import LocalEmbedder
+from .relevance._rerank import LocalReranker, Reranker
 from .relevance._tool_search import ToolSearch
 
 __all__ = [
@@ -94,6 +95,7 @@ __all__ = [
     "InvalidPeerIdError",
     "LastFailure",
     "LocalEmbedder",
+    "LocalReranker",
     "MemberState",
     "MemoryTokenStore",
     "NameTable",
@@ -112,6 +114,7 @@ __all__ = [
     "PeerUnavailableError",
     "PublishedTool",
     "Reconnect",
+    "Reranker",
     "Router",
     "RouterError",
     "RouterEvent",

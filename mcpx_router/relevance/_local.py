@@ -30,7 +30,7 @@ import anyio.to_thread
 
 from .._errors import EmbeddingError, UsageError
 
-__all__ = ["DEFAULT_LOCAL_MODEL", "LocalEmbedder"]
+__all__ = ["DEFAULT_LOCAL_MODEL", "LocalEmbedder", "resolve_model"]
 
 DEFAULT_LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """The model `LocalEmbedder()` loads: the one the recall table of docs/evals.md measures."""
@@ -80,7 +80,7 @@ class LocalEmbedder:
                 "LocalEmbedder needs the local-embeddings extra: "
                 f"pip install 'mcpx-router[local-embeddings]' ({exc})"
             ) from None
-        self.path = _resolve(model)
+        self.path = resolve_model(model, _FILES, needs="model.safetensors and tokenizer.json")
         """The folder the model was read from."""
         self._batch_size = batch_size
         self._encoder: Any = _load(self.path, max_tokens)
@@ -108,8 +108,9 @@ class LocalEmbedder:
         return f"LocalEmbedder({str(self.path)!r})"
 
 
-def _resolve(model: str | os.PathLike[str]) -> Path:
-    """The folder of `model`: itself, or the Hub's cached copy of the named model."""
+def resolve_model(model: str | os.PathLike[str], files: list[str], *, needs: str) -> Path:
+    """The folder of `model`: itself, or the Hub's cached copy of the named model (its `files`,
+    those of them it has); `needs` names the files a folder must hold, for the error."""
     if not isinstance(model, str | os.PathLike) or not str(model).strip():
         raise UsageError(f"model must be a folder or a model name, not {model!r}")
     path = Path(model).expanduser()
@@ -123,8 +124,8 @@ def _resolve(model: str | os.PathLike[str]) -> Path:
         or text.count("/") != 1
     ):
         raise UsageError(
-            f"no model folder at {str(path)!r}: give a folder holding model.safetensors and "
-            "tokenizer.json, or a model name such as 'sentence-transformers/all-MiniLM-L6-v2'"
+            f"no model folder at {str(path)!r}: give a folder holding {needs}, "
+            "or a model's name on the Hugging Face Hub such as 'sentence-transformers/all-MiniLM-L6-v2'"
         )
     try:
         from huggingface_hub import snapshot_download
@@ -133,7 +134,7 @@ def _resolve(model: str | os.PathLike[str]) -> Path:
             "loading a model by name needs huggingface_hub (pip install huggingface_hub)"
         ) from None
     try:
-        return Path(snapshot_download(text, allow_patterns=_FILES))
+        return Path(snapshot_download(text, allow_patterns=files))
     except Exception as exc:
         offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
         hint = " (HF_HUB_OFFLINE is set and it is not in the cache)" if offline else ""

@@ -2,7 +2,8 @@
 
 The adapter's synchronous tool lists rank by BM25 alone. With an embedder, the asynchronous
 `select_tools` and `rank_tools` fuse that score with each tool's embedding similarity to the
-query (`_fusion`: reciprocal-rank fusion), and `suggest_groups` proposes groups of equivalent tools.
+query (`_fusion`), and `suggest_groups` proposes groups of equivalent tools. With a re-ranker
+(`_rerank`), those two re-score their first candidates against the latest user message.
 
 A conversation is weighed toward its latest user message: of the last three, the newest counts
 fully, the one before half, the one before that a quarter (`TURN_WEIGHTS`), in the BM25 score
@@ -12,6 +13,8 @@ by weight: each message is embedded once, so a turn embeds only its new one).
 
 from __future__ import annotations
 
+import inspect
+import math
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
@@ -19,14 +22,16 @@ from typing import Any
 from .._answering import UNSET
 from .._catalogue import Catalogue, Format, PublishedTool
 from .._dispatch import check_limit
-from .._errors import UsageError
-from ..model._budget import conversation_text
+from .._errors import EmbeddingError, UsageError
+from ..model._budget import conversation_text, query_text
 from ..model._similar import GroupSuggestion, suggest_groups
 from ._embedding import EmbeddingIndex
 from ._fusion import fuse, numpy_or_none
+from ._rerank import Reranker, blend_top, rerank_text
 
 __all__ = ["TURN_WEIGHTS", "Ranking", "query_parts"]
 
+_MAX_RERANKS = 64
 TURN_WEIGHTS = (1.0, 0.5, 0.25)
 """The weight of the latest user message, the one before, and the one before that."""
 
@@ -48,6 +53,25 @@ def query_parts(relevant_to: str | Iterable[Any] | None) -> tuple[tuple[str, flo
     return tuple(zip(latest, TURN_WEIGHTS, strict=False))
 
 
+async def _scores_of(reranker: Reranker, query: str, texts: list[str]) -> list[float]:
+    """The re-ranker's score of each text, checked: one finite number each."""
+    try:
+        result = reranker(query, texts)
+        if inspect.isawaitable(result):
+            result = await result
+        scores = [float(x) for x in result]
+    except EmbeddingError:
+        raise
+    except Exception as exc:
+        raise EmbeddingError(f"the re-ranker failed: {type(exc).__name__}: {exc}") from exc
+    if len(scores) != len(texts) or not all(math.isfinite(x) for x in scores):
+        raise EmbeddingError(
+            f"the re-ranker gave {len(scores)} scores for {len(texts)} texts, "
+            "or one that is not a finite number"
+        )
+    return scores
+
+
 class Ranking:
     """The adapter's ranking: its tool lists chosen by relevance, `rank_tools`, `select_tools` and
     `suggest_groups` (the adapter's methods of those names hand over to these)."""
@@ -59,9 +83,14 @@ class Ranking:
         *,
         semantic_weight: float,
         max_tools: int | None,
+        reranker: Reranker | None = None,
     ) -> None:
         self._catalogue = catalogue
         self._embeddings = embeddings
+        self._reranker = reranker
+        self._reranks: dict[tuple[str, tuple[str, ...]], list[float]] = {}
+        """The re-ranker's scores of the last requests, by query and candidates' texts (a turn
+        ranks the same request for its tool list, the tool search and the inspector)."""
         self._semantic_weight = semantic_weight
         self.max_tools = max_tools
         """The most tools one request carries (None: no limit)."""
@@ -106,15 +135,39 @@ class Ranking:
         lexical = self._lexical(parts)
         if self._embeddings is None or not tools or not parts:
             order = sorted(range(len(tools)), key=lambda i: -lexical[i])
-            return tools, order, [lexical[i] for i in order]
-        semantic = await self._embeddings.similarity_scores(parts, tools, version=self._catalogue.version)
-        scores = fuse(lexical, semantic, self._semantic_weight)
-        np = numpy_or_none()
-        if np is not None and isinstance(scores, np.ndarray):
-            ranked = np.argsort(-scores, kind="stable")
-            return tools, ranked.tolist(), scores[ranked].tolist()
-        order = sorted(range(len(tools)), key=lambda i: -scores[i])
-        return tools, order, [float(scores[i]) for i in order]
+            ordered = [lexical[i] for i in order]
+        else:
+            semantic = await self._embeddings.similarity_scores(parts, tools, version=self._catalogue.version)
+            scores = fuse(lexical, semantic, self._semantic_weight)
+            np = numpy_or_none()
+            if np is not None and isinstance(scores, np.ndarray):
+                ranked = np.argsort(-scores, kind="stable")
+                order, ordered = ranked.tolist(), scores[ranked].tolist()
+            else:
+                order = sorted(range(len(tools)), key=lambda i: -scores[i])
+                ordered = [float(scores[i]) for i in order]
+        if self._reranker is not None and parts and len(tools) > 1:
+            order, ordered = await self._reranked(query_text(parts[0][0]), tools, order, ordered)
+        return tools, order, ordered
+
+    async def _reranked(
+        self, query: str, tools: Sequence[PublishedTool], order: list[int], scores: list[float]
+    ) -> tuple[list[int], list[float]]:
+        """`order` with its first `top` re-scored by the re-ranker and put first by their new score."""
+        reranker = self._reranker
+        assert reranker is not None
+        head = order[: reranker.top]
+        texts = [rerank_text(tools[i]) for i in head]
+        key = (query, tuple(texts))
+        second = self._reranks.get(key)
+        if second is None:
+            second = await _scores_of(reranker, query, texts)
+            self._reranks[key] = second
+            if len(self._reranks) > _MAX_RERANKS:
+                del self._reranks[next(iter(self._reranks))]
+        new = blend_top(scores[: len(head)], second, reranker.weight)
+        ranked = sorted(range(len(head)), key=lambda j: -new[j])
+        return [head[j] for j in ranked] + order[len(head) :], [new[j] for j in ranked] + scores[len(head) :]
 
     async def select_tools(
         self,
@@ -123,10 +176,10 @@ class Ranking:
         relevant_to: str | Iterable[Any] | None = None,
         max_tools: int | None = UNSET,
     ) -> tuple[Any, ...]:
-        """The tool list in `fmt`, ranked with embeddings when there is an embedder (see the adapter's)."""
+        """The tool list in `fmt`, ranked with the embedder and re-ranker there are (see the adapter's)."""
         limit = self.max_tools if max_tools is UNSET else max_tools
         check_limit("max_tools", limit)
-        if self._embeddings is None or relevant_to is None:
+        if (self._embeddings is None and self._reranker is None) or relevant_to is None:
             return self.view(fmt, relevant_to, limit)
         if not isinstance(relevant_to, str):
             relevant_to = list(relevant_to)  # read once: it may be an iterator

