@@ -47,10 +47,11 @@ class Reranker(Protocol):
 
 
 def rerank_text(tool: PublishedTool) -> str:
-    """What a cross-encoder reads of a tool: its name on its peer as words, its title and the
-    peer's description (the model cuts what is past its `max_tokens`)."""
+    """What a cross-encoder reads of a tool: its public name as words (the peer's name and the
+    tool's, as the model sees them), its title and the peer's description (the model cuts what
+    is past its `max_tokens`)."""
     description, title = tool.origin
-    words = " ".join(tokens(tool.tool)) or tool.tool
+    words = " ".join(tokens(tool.name)) or tool.name
     rest = " ".join(part.strip() for part in (title or "", description or "") if part and part.strip())
     return f"{words}: {rest}" if rest else words
 

@@ -113,8 +113,8 @@ async def test_only_the_first_candidates_are_re_scored_and_asked_once_a_request(
         query, texts = scripted.calls[0]
         assert query.split() == "Grab the article at url and show me its text".split()  # the URL: "url"
         assert texts == [
-            "git log: Shows the commit logs.",
-            "fetch: Fetches a URL from the internet and extracts its contents as markdown.",
+            "p git log: Shows the commit logs.",
+            "p fetch: Fetches a URL from the internet and extracts its contents as markdown.",
         ]
         # Neither of the two names a word of the order: they tie, and keep the first stage's order.
         assert first[:2] == ["p__git_log", "p__fetch"]
