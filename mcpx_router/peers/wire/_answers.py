@@ -271,7 +271,7 @@ def _check(
         else:
             model.model_validate(result[key][0], by_name=False)
     except pydantic.ValidationError as exc:
-        return describe_invalid(exc, skip=2 if key else 0)
+        return describe_invalid(exc, skip=2)
     except (TypeError, ValueError, RecursionError) as exc:
         return f"{type(exc).__name__}: {str(exc)[:200]}"
     return None
