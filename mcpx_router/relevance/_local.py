@@ -20,6 +20,7 @@ embedder is created.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -30,7 +31,7 @@ import anyio.to_thread
 
 from .._errors import EmbeddingError, UsageError
 
-__all__ = ["DEFAULT_LOCAL_MODEL", "LocalEmbedder", "resolve_model"]
+__all__ = ["DEFAULT_LOCAL_MODEL", "LocalEmbedder", "check_sizes", "require_extra", "resolve_model"]
 
 DEFAULT_LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """The model `LocalEmbedder()` loads: the one the recall table of docs/evals.md measures."""
@@ -69,17 +70,8 @@ class LocalEmbedder:
         batch_size: int = 32,
         max_tokens: int = 256,
     ) -> None:
-        for what, value in (("batch_size", batch_size), ("max_tokens", max_tokens)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise UsageError(f"{what} must be a positive integer, not {value!r}")
-        try:
-            import numpy  # noqa: F401
-            import tokenizers  # noqa: F401
-        except ImportError as exc:
-            raise UsageError(
-                "LocalEmbedder needs the local-embeddings extra: "
-                f"pip install 'mcpx-router[local-embeddings]' ({exc})"
-            ) from None
+        check_sizes(batch_size=batch_size, max_tokens=max_tokens)
+        require_extra("LocalEmbedder", "numpy", "tokenizers")
         self.path = resolve_model(model, _FILES, needs="model.safetensors and tokenizer.json")
         """The folder the model was read from."""
         self._batch_size = batch_size
@@ -106,6 +98,24 @@ class LocalEmbedder:
 
     def __repr__(self) -> str:
         return f"LocalEmbedder({str(self.path)!r})"
+
+
+def check_sizes(**sizes: object) -> None:
+    """Raise `UsageError` for the first of `sizes` that is not a positive integer."""
+    for what, value in sizes.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise UsageError(f"{what} must be a positive integer, not {value!r}")
+
+
+def require_extra(who: str, *modules: str) -> None:
+    """Raise `UsageError` saying to install the `local-embeddings` extra if a module is missing."""
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except ImportError as exc:
+        raise UsageError(
+            f"{who} needs the local-embeddings extra: pip install 'mcpx-router[local-embeddings]' ({exc})"
+        ) from None
 
 
 def resolve_model(model: str | os.PathLike[str], files: list[str], *, needs: str) -> Path:

@@ -25,7 +25,7 @@ import anyio.to_thread
 from .._errors import EmbeddingError, UsageError
 from .._published import PublishedTool
 from ..model._budget import tokens
-from ._local import resolve_model
+from ._local import check_sizes, require_extra, resolve_model
 
 __all__ = ["DEFAULT_RERANKER", "LocalReranker", "Reranker", "blend_top", "rerank_text"]
 
@@ -104,20 +104,13 @@ class LocalReranker:
         weight: float = 0.5,
         max_tokens: int = 256,
     ) -> None:
-        for what, value in (("top", top), ("max_tokens", max_tokens)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise UsageError(f"{what} must be a positive integer, not {value!r}")
+        check_sizes(top=top, max_tokens=max_tokens)
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
             raise UsageError(f"weight must be a number from 0 to 1, not {weight!r}")
-        try:
-            import numpy  # noqa: F401
-            import onnxruntime
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise UsageError(
-                "LocalReranker needs the local-embeddings extra: "
-                f"pip install 'mcpx-router[local-embeddings]' ({exc})"
-            ) from None
+        require_extra("LocalReranker", "numpy", "onnxruntime", "tokenizers")
+        import onnxruntime
+        from tokenizers import Tokenizer
+
         self.top = top
         self.weight = float(weight)
         self.path = resolve_model(model, _FILES, needs="model.onnx and tokenizer.json")
