@@ -313,6 +313,7 @@ class OpenAIPeerToolAdapter:
             self._catalogue.set_strict(peer_id, strict)
         self._catalogue.set_peer(peer_id, peer.offered(tools), peer.offered_names(held_back))
         self._peers[peer_id] = peer
+        await self._ranking.warm_if_ranked()
         return tuple(tool.name for tool in self._catalogue.tools_of(peer_id))
 
     async def remove_peer(self, peer_id: str, *, reason: str | None = None) -> None:
@@ -352,6 +353,8 @@ class OpenAIPeerToolAdapter:
             return False  # it left (or was replaced) while we listed, or a newer listing is published
         changed = self._catalogue.set_peer(peer_id, peer.offered(tools), peer.offered_names(held_back))
         self._published[peer_id] = listing
+        if changed:
+            await self._ranking.warm_if_ranked()
         return changed
 
     @property

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import mcp_types as mt
@@ -13,6 +13,7 @@ from ._naming import NameTable, ToolKey, shown
 from ._published import Format, PublishedTool
 from ._views import Views
 from .groups._groups import GROUPS_KEY, Group, Groups, declared_destructive, destructive, repeat_safe, risk
+from .model._budget import IndexPart
 from .model._listing import SchemaHash, checked_tool, plain_key
 from .model._outbound_rules import check_outbound
 from .model._schema import convert_for_openai, describe_tool, validate_chat_tool
@@ -108,6 +109,14 @@ class Catalogue:
     def scores(self, query: str) -> list[float]:
         """The BM25 score of every tool offered for `query`, in the views' order (`shown_tools`)."""
         return self._views.scores(self._shown, query, self.version)
+
+    def stale_index(self) -> list[tuple[str, int, Callable[[], IndexPart]]]:
+        """The parts of the relevance index that ranking would build now (`Views.stale`)."""
+        return self._views.stale(self._shown)
+
+    def keep_index(self, peer: str, stamp: int, part: IndexPart) -> None:
+        """Keep a part of the relevance index built elsewhere (`Views.keep`)."""
+        self._views.keep(peer, stamp, part)
 
     def why_unknown(self, name: str) -> str:
         """Why no tool answers to `name`, for the model: it went away, or it never was (close names)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ._published import BUILDERS, Format, PublishedTool
@@ -74,6 +75,24 @@ class Views:
     def scores(self, peers: Peers, query: str, version: int) -> list[float]:
         """The BM25 score of every published tool (catalogue order) for `query`."""
         return score_parts(self._index(peers, version), query)
+
+    def stale(self, peers: Peers) -> list[tuple[str, int, Callable[[], IndexPart]]]:
+        """The peers whose part of the relevance index is missing or out of date: (peer, its
+        stamp, a call that builds the part from its tools' texts, read now; pure, for any thread)."""
+        out: list[tuple[str, int, Callable[[], IndexPart]]] = []
+        for peer, tools in peers.items():
+            stamp = self._stamps.get(peer, 0)
+            cached = self._parts.get(peer)
+            if cached is None or cached[0] != stamp:
+                docs = [tool_text(t.name, t.description, t.parameters) for t in tools.values()]
+                extras = [parameter_text(t.parameters) for t in tools.values()]
+                out.append((peer, stamp, partial(IndexPart, docs, self._language, extras)))
+        return out
+
+    def keep(self, peer: str, stamp: int, part: IndexPart) -> None:
+        """Keep `part`, built from `peer`'s tools at `stamp`, unless the peer changed or left since."""
+        if peer in self._stamps and self._stamps[peer] == stamp:
+            self._parts[peer] = (stamp, part)
 
     def _index(self, peers: Peers, version: int) -> list[IndexPart]:
         if self._ranked is None or self._ranked[0] != version:

@@ -21,6 +21,7 @@ from mcp.server import Server
 
 from mcpx_router import OpenAIPeerToolAdapter
 from mcpx_router._catalogue import Catalogue, Format
+from mcpx_router.model._budget import IndexPart
 
 FORMATS: tuple[Format, ...] = get_args(Format)
 PEERS = ("p", "q", "r", "s")
@@ -49,6 +50,13 @@ OPERATIONS = st.one_of(
     st.tuples(st.just("set"), st.sampled_from(PEERS), tools()),
     st.tuples(st.just("withdraw"), st.sampled_from(PEERS), st.none()),
     st.tuples(st.just("remove"), st.sampled_from(PEERS), st.none()),
+    # The relevance index built elsewhere, as `Ranking.warm` builds it in a worker thread: "build"
+    # reads what is stale now, "keep" hands back everything built so far (some of it outdated).
+    st.tuples(st.just("build"), st.none(), st.none()),
+    st.tuples(st.just("keep"), st.none(), st.none()),
+    # The views compared with a fresh catalogue's (and at the end): between two looks, the index
+    # is built only by "build" and "keep", or by the look itself.
+    st.tuples(st.just("look"), st.none(), st.none()),
 )
 
 
@@ -77,7 +85,7 @@ def every_view(catalogue: Catalogue, queries: list[str]) -> dict[tuple[Format, s
 @settings(max_examples=400, deadline=None)
 @given(
     strict=st.sampled_from((False, True, None)),
-    operations=st.lists(OPERATIONS, min_size=1, max_size=12),
+    operations=st.lists(OPERATIONS, min_size=1, max_size=16),
     queries=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join), max_size=2),
 )
 def test_views_equal_a_fresh_catalogues_and_never_change(
@@ -86,8 +94,26 @@ def test_views_equal_a_fresh_catalogues_and_never_change(
     catalogue = Catalogue(strict=strict, description_limit=40)
     state: dict[str, list[mt.Tool] | None] = {}
     held: list[tuple[Any, Any]] = []
+    built: list[tuple[str, int, IndexPart]] = []
+    def look() -> None:
+        views = every_view(catalogue, queries)
+        assert views == every_view(fresh(strict, state), queries)
+        whole = views["chat", "", None]
+        assert whole is catalogue.view("chat")  # the same object while nothing changes
+        held.extend((view, copy.deepcopy(view)) for view in views.values())
+        for view, seen in held:
+            assert isinstance(view, tuple)
+            assert view == seen
+
     for op, peer, listing in operations:
-        if op == "set":
+        if op == "look":
+            look()
+        elif op == "build":
+            built += [(part_peer, stamp, build()) for part_peer, stamp, build in catalogue.stale_index()]
+        elif op == "keep":
+            for part_peer, stamp, part in built:
+                catalogue.keep_index(part_peer, stamp, part)
+        elif op == "set":
             assert listing is not None
             catalogue.set_peer(peer, listing)
             state[peer] = listing
@@ -97,14 +123,7 @@ def test_views_equal_a_fresh_catalogues_and_never_change(
         elif op == "remove":
             catalogue.remove_peer(peer)
             state.pop(peer, None)
-        views = every_view(catalogue, queries)
-        assert views == every_view(fresh(strict, state), queries)
-        whole = views["chat", "", None]
-        assert whole is catalogue.view("chat")  # the same object while nothing changes
-        held += [(view, copy.deepcopy(view)) for view in views.values()]
-        for view, seen in held:
-            assert isinstance(view, tuple)
-            assert view == seen
+    look()
 
 
 def test_a_change_rebuilds_only_the_changed_peers_entries() -> None:
@@ -149,6 +168,9 @@ async def test_the_adapters_views_after_a_refresh_equal_a_fresh_adapters() -> No
         adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(max_tools=5))
         for peer, client in clients.items():
             await adapter.add_peer(peer, client)
+        # More tools than a request carries: each join built its part of the index, in a worker
+        # thread, before any ranking needed it.
+        assert adapter._catalogue.stale_index() == []
 
         def views(a: OpenAIPeerToolAdapter) -> list[tuple[Any, ...]]:
             return [
@@ -163,6 +185,7 @@ async def test_the_adapters_views_after_a_refresh_equal_a_fresh_adapters() -> No
             mt.Tool(name="city", description="the weather of a city", input_schema={"type": "object"})
         )
         assert await adapter.refresh_peer("q")
+        assert adapter._catalogue.stale_index() == []
         after = views(adapter)
         assert before == seen  # what was returned before did not change
         assert after != before
