@@ -320,14 +320,14 @@ class Member:
             if self._settings.refresh_debounce > 0:
                 await anyio.sleep(self._settings.refresh_debounce)
             self._changed = anyio.Event()
-            spent = time.process_time()
+            started = time.process_time()
             try:
                 await self.refresh()
             except Exception as exc:
                 logger.warning("peer %r: could not re-list its tools: %s", self.peer, describe_failure(exc))
             # A peer with thousands of tools that says they changed every second is re-listed
             # less often, so that it never takes more than its share of the others' time.
-            spent = time.process_time() - spent
+            spent = time.process_time() - started
             await anyio.sleep(min(spent / REFRESH_SHARE - spent, 30.0))
 
     async def _listen(self, connection: Connection, subscription: Subscription) -> None:

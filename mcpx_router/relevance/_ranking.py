@@ -140,6 +140,7 @@ class Ranking:
 
     async def rank_tools(self, relevant_to: str | Iterable[Any] | None) -> list[tuple[PublishedTool, float]]:
         """Every shown tool with its relevance score, most relevant first (see the adapter's `rank_tools`)."""
+        await self.warm()
         tools, order, scores = await self._ranked(relevant_to)
         return list(zip(_pick(tools, order), scores, strict=True))
 
@@ -147,7 +148,6 @@ class Ranking:
         self, relevant_to: str | Iterable[Any] | None
     ) -> tuple[tuple[PublishedTool, ...], list[int], list[float]]:
         """The shown tools, their indices most relevant first, and the scores in that order."""
-        await self.warm()
         tools = self._shown_tools()
         parts = query_parts(relevant_to)
         lexical = self._lexical(parts)
