@@ -478,7 +478,13 @@ class OpenAIPeerToolAdapter:
         (ties in catalogue order).
 
         The score is BM25 (0.0: no word in common) without an embedder; with one, the blend of BM25
-        and embedding similarity, each scaled to [0, 1] over the catalogue, so 0.0 to 1.0.
+        and embedding similarity, each scaled to [0, 1] over the catalogue, so 0.0 to 1.0. With a
+        re-ranker, the candidates it re-scored come first, with their new score (0.0 to 1.0).
+
+        Copies of one tool (several peers listing it alike: the same name, description and schema)
+        are spread apart, so that the first places go to different tools: each copy ranks as if its
+        score were lower by 0.3 of the first place's for every copy above it. A copy may therefore
+        follow a tool of lower score; the score given is its own.
 
         Raises:
             EmbeddingError: The embedder failed or returned unusable vectors.

@@ -1,4 +1,8 @@
-"""The versioned catalogue of every peer's tools, as OpenAI sees them (synchronous, no I/O)."""
+"""The versioned catalogue of every peer's tools, as OpenAI sees them (synchronous, no I/O).
+
+One idea: one table of what is published (names, conversions, the views and relevance index
+built from them) that each change of a peer goes into and each read comes out of.
+"""
 
 from __future__ import annotations
 
@@ -109,6 +113,11 @@ class Catalogue:
     def scores(self, query: str) -> list[float]:
         """The BM25 score of every tool offered for `query`, in the views' order (`shown_tools`)."""
         return self._views.scores(self._shown, query, self.version)
+
+    def copies(self) -> list[int] | None:
+        """Per tool offered (`shown_tools`), the number of its definition, alike tools sharing
+        one; None when no two are alike (`Views.copies`)."""
+        return self._views.copies(self._shown, self.version)
 
     def stale_index(self) -> list[tuple[str, int, Callable[[], IndexPart]]]:
         """The parts of the relevance index that ranking would build now (`Views.stale`)."""

@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from ._published import BUILDERS, Format, PublishedTool
-from .model._budget import IndexPart, parameter_text, rank_parts, score_parts, tool_text
+from .model._budget import IndexPart, parameter_text, score_parts, spread_copies, tool_text
 from .model._stemming import DEFAULT_LANGUAGE
 
 __all__ = ["Views"]
@@ -45,6 +45,8 @@ class Views:
         """Per peer, its stamp and its tools tokenised for the relevance index."""
         self._ranked: tuple[int, list[IndexPart]] | None = None
         """The parts of the last version ranked, in catalogue order."""
+        self._copies: tuple[int, list[int] | None] | None = None
+        """The last version's `copies`."""
 
     def changed(self, peer: str, version: int) -> None:
         """`peer`'s published tools changed, making the catalogue `version`."""
@@ -69,8 +71,31 @@ class Views:
         return tools_view
 
     def rank(self, peers: Peers, query: str, version: int) -> list[int]:
-        """Indices of every published tool (catalogue order), most relevant to `query` first."""
-        return rank_parts(self._index(peers, version), query)
+        """Indices of every published tool (catalogue order), most relevant to `query` first (by
+        BM25; copies of one tool spread apart, `spread_copies`)."""
+        scores = score_parts(self._index(peers, version), query)
+        order = sorted(range(len(scores)), key=lambda i: -scores[i])
+        copies = self.copies(peers, version)
+        if copies is None:
+            return order
+        return spread_copies(order, [scores[i] for i in order], copies)[0]
+
+    def copies(self, peers: Peers, version: int) -> list[int] | None:
+        """Per published tool (catalogue order), a number naming its definition: the same for the
+        tools that several peers list alike (the same name on the peer, description, title and
+        input schema), else its own. None when no two tools are alike (the common case)."""
+        if self._copies is None or self._copies[0] != version:
+            numbers: dict[tuple[str, bytes], int] = {}
+            out: list[int] = []
+            for tools in peers.values():
+                for tool in tools.values():
+                    if tool.peer and tool.fingerprint:
+                        out.append(numbers.setdefault((tool.tool, tool.fingerprint), len(out)))
+                    else:  # a group, or a tool made without a fingerprint: its own
+                        out.append(len(out))
+            alike = len(set(out)) < len(out)
+            self._copies = (version, out if alike else None)
+        return self._copies[1]
 
     def scores(self, peers: Peers, query: str, version: int) -> list[float]:
         """The BM25 score of every published tool (catalogue order) for `query`."""

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from mcpx_router import Embedder, OpenAIPeerToolAdapter, Reranker
+from mcpx_router.model._budget import spread_copies
 from mcpx_router.relevance._fusion import Fusion, fuse
 
 from .catalogue import Catalogue, large_catalogue, origin, small_catalogue
@@ -87,16 +88,19 @@ async def _evidence(
     embedder: Embedder | None,
     names: list[str] | None = None,
     reranker: Reranker | None = None,
-) -> list[tuple[Any, Any, Any, Any]]:
+) -> list[tuple[Any, Any, Any, Any, Any]]:
     """Per request: the BM25 scores, the similarities (None without an embedder), a mask of the
-    tools that are the intended one, and with `reranker` a score per tool that orders them as the
-    adapter's own ranking does with it (else None); the tools' public names are added to `names`."""
+    tools that are the intended one, with `reranker` a score per tool that orders them as the
+    adapter's own ranking does with it (else None), and the catalogue's numbers of the tools'
+    definitions (`Catalogue.copies`: copies spread apart as the adapter spreads them); the
+    tools' public names are added to `names`."""
     out = []
     async with OpenAIPeerToolAdapter(embedder=embedder, reranker=reranker) as adapter:
         for peer, tools in catalogue.items():
             await adapter.add_peer(peer, _Listing(tools))
         ranking = adapter._ranking
         shown = ranking._catalogue.shown_tools()
+        copies = ranking._catalogue.copies()
         if names is not None:
             names += [t.name for t in shown]
         for request in requests:
@@ -114,7 +118,7 @@ async def _evidence(
                 _, order, _ = await ranking._ranked(request.text)
                 reranked = np.empty(len(order))
                 reranked[order] = np.arange(len(order), 0, -1)
-            out.append((lexical, semantic, intended, reranked))
+            out.append((lexical, semantic, intended, reranked, copies))
     return out
 
 
@@ -123,9 +127,18 @@ def reranked_name(embedder: Embedder | None, reranker: Reranker) -> str:
     return f"{'blend 0.5' if embedder is not None else 'BM25'}, re-ranked (top {reranker.top})"
 
 
-def _rank(scores: Any, intended: Any) -> int | None:
-    """The 1-based place of the first intended tool when ordered by score (ties: catalogue order)."""
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+def _order(scores: Any, copies: list[int] | None) -> Any:
+    """The tools' indices by score (ties: catalogue order), copies spread apart as the adapter does."""
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-scores, kind="stable")
+    if copies is not None:
+        order = np.asarray(spread_copies(order.tolist(), scores[order].tolist(), copies)[0])
+    return order
+
+
+def _rank(scores: Any, intended: Any, copies: list[int] | None = None) -> int | None:
+    """The 1-based place of the first intended tool in the adapter's order (`_order`)."""
+    order = _order(scores, copies)
     hits = np.flatnonzero(intended[order])
     return int(hits[0]) + 1 if len(hits) else None
 
@@ -154,13 +167,14 @@ async def ranks_by_ranking(
     out: dict[str, list[int | None]] = {}
     for name, ranker in RANKINGS.items():
         if ranker is None:
-            out[name] = [_rank(lexical, intended) for lexical, _, intended, _ in evidence]
+            out[name] = [_rank(lexical, intended, copies) for lexical, _, intended, _, copies in evidence]
         elif embedder is not None:
             out[name] = [
-                _rank(ranker(lexical, semantic), intended) for lexical, semantic, intended, _ in evidence
+                _rank(ranker(lexical, semantic), intended, copies)
+                for lexical, semantic, intended, _, copies in evidence
             ]
-    if reranker is not None:
-        out[reranked_name(embedder, reranker)] = [_rank(rr, intended) for _, _, intended, rr in evidence]
+    if reranker is not None:  # the adapter's own order, copies spread already
+        out[reranked_name(embedder, reranker)] = [_rank(rr, intended) for _, _, intended, rr, _ in evidence]
     return out
 
 
@@ -185,13 +199,13 @@ async def misses(
     built = catalogue(size) if catalogue is not None else large_catalogue(size, seed=seed)
     evidence = await _evidence(built, requests, embedder, names)
     lines = []
-    for request, (lexical, semantic, intended, _) in zip(requests, evidence, strict=True):
+    for request, (lexical, semantic, intended, _, copies) in zip(requests, evidence, strict=True):
         scores = lexical if ranker is None else ranker(lexical, semantic)
-        place = _rank(scores, intended)
+        place = _rank(scores, intended, copies)
         if place is not None and place <= k:
             continue
         lines.append(f"#{place} {request.tool}: {request.text!r}")
-        order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+        order = _order(scores, copies)
         seen: set[str] = set()
         for i in order[: place - 1 if place else len(order)]:
             tool = names[i].split("__", 1)[-1]

@@ -19,6 +19,7 @@ from typing import Any, Final
 from ._stemming import DEFAULT_LANGUAGE, stemmer
 
 __all__ = [
+    "COPY_SHARE",
     "MAX_TOOLS_PER_REQUEST",
     "PARAMETER_WEIGHT",
     "IndexPart",
@@ -32,6 +33,7 @@ __all__ = [
     "rank_parts",
     "score_parts",
     "shorten",
+    "spread_copies",
     "terms",
     "tool_text",
 ]
@@ -192,6 +194,44 @@ def rank_parts(parts: Sequence[IndexPart], query: str) -> list[int]:
     `query` first by BM25 over all of them (ties keep their order)."""
     scores = score_parts(parts, query)
     return sorted(range(len(scores)), key=lambda i: -scores[i])
+
+
+COPY_SHARE: Final = 0.3
+"""How far a copy of a tool ranked above sinks another: this share of the first place's score."""
+
+
+def spread_copies(
+    order: Sequence[int], ordered: Sequence[float], copies: Sequence[int], share: float = COPY_SHARE
+) -> tuple[list[int], list[float]]:
+    """A ranking that gives its first places to different tools before copies of one.
+
+    `order` holds documents most relevant first and `ordered` their scores in that order;
+    `copies[i]` names document `i`'s definition (documents with the same number are copies: one
+    tool that several peers list alike). Each document ranks as if its score were lower by `share`
+    of the first score for every copy of it above, so a second copy ranks below the other tools
+    nearly as relevant, not beside the first. Returns both lists in the new order (the scores
+    themselves unchanged; ties keep their order). A first score that is not positive changes
+    nothing: no document is relevant.
+    """
+    top = ordered[0] if ordered else 0.0
+    step = share * top if math.isfinite(top) and top > 0 else 0.0
+    if step == 0.0:
+        return list(order), list(ordered)
+    seen: dict[int, int] = {}
+    lowered: list[float] = []  # each place's score, lowered and negated (a sort key)
+    moves = False
+    for i, score in zip(order, ordered, strict=True):
+        before = seen.get(copies[i], -1) + 1
+        seen[copies[i]] = before
+        if before:
+            moves = True
+            lowered.append(step * before - score)
+        else:
+            lowered.append(-score)
+    if not moves:
+        return list(order), list(ordered)
+    moved = sorted(range(len(lowered)), key=lowered.__getitem__)
+    return [order[p] for p in moved], [ordered[p] for p in moved]
 
 
 def blend(lexical: Sequence[float], semantic: Sequence[float], weight: float) -> list[float]:

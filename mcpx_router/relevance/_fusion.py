@@ -9,7 +9,8 @@ Two ways, both measured by `python -m benchmarks evals --recall --embedder ...` 
   is 0) and tied scores share a rank.
 
 With numpy (the `local-embeddings` extra) both run as array arithmetic and return an array;
-without it, as Python lists. Non-finite scores count as the lowest.
+without it, as Python lists. Non-finite scores count as the lowest. `spread_order` is
+`model._budget.spread_copies` over such arrays.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["FUSIONS", "Fusion", "blend", "fuse", "numpy_or_none", "reciprocal_rank"]
+from ..model._budget import COPY_SHARE
+
+__all__ = ["FUSIONS", "Fusion", "blend", "fuse", "numpy_or_none", "reciprocal_rank", "spread_order"]
 
 Fusion: TypeAlias = Literal["blend", "rrf"]
 FUSIONS: tuple[Fusion, ...] = ("blend", "rrf")
@@ -76,6 +79,27 @@ def reciprocal_rank(lexical: Sequence[float], semantic: Any, weight: float, k: i
     sem = _finite(np, semantic)
     low = np.where(lex > 0, (1 - weight) / (k + _ranks_array(np, lex)), 0.0)
     return low + weight / (k + _ranks_array(np, sem))
+
+
+def spread_order(np: Any, ranked: Any, ordered: Any, copies: Any, share: float = COPY_SHARE) -> Any:
+    """`spread_copies` with numpy: `ranked` (tool indices, most relevant first), `ordered` (their
+    finite scores in that order) and `copies` (each tool's definition) as arrays; returns the new
+    order of the tool indices (the same places as `spread_copies` gives, ties included)."""
+    top = float(ordered[0]) if len(ordered) else 0.0
+    if not (math.isfinite(top) and top > 0):
+        return ranked
+    definitions = copies[ranked]
+    by_definition = np.argsort(definitions, kind="stable")  # each definition's places, in order
+    grouped = definitions[by_definition]
+    starts = np.ones(len(grouped), dtype=bool)
+    starts[1:] = grouped[1:] != grouped[:-1]
+    places = np.arange(len(grouped))
+    first = np.maximum.accumulate(np.where(starts, places, 0))
+    before = np.empty(len(grouped), dtype=np.int64)
+    before[by_definition] = places - first  # copies of the same tool above each place
+    if not before.any():
+        return ranked
+    return ranked[np.argsort(before * (share * top) - ordered, kind="stable")]
 
 
 def _finite(np: Any, scores: Any) -> Any:

@@ -26,10 +26,10 @@ from .._answering import UNSET
 from .._catalogue import Catalogue, Format, PublishedTool
 from .._dispatch import check_limit
 from .._errors import EmbeddingError, UsageError
-from ..model._budget import conversation_text, query_text
+from ..model._budget import conversation_text, query_text, spread_copies
 from ..model._similar import GroupSuggestion, suggest_groups
 from ._embedding import EmbeddingIndex
-from ._fusion import fuse, numpy_or_none
+from ._fusion import fuse, numpy_or_none, spread_order
 from ._rerank import Reranker, blend_top, rerank_text
 
 __all__ = ["TURN_WEIGHTS", "Ranking", "query_parts"]
@@ -44,6 +44,14 @@ def _pick(tools: Sequence[PublishedTool], order: list[int]) -> list[PublishedToo
     if len(order) < 2:
         return [tools[i] for i in order]
     return list(itemgetter(*order)(tools))
+
+
+def _by_score(scores: Sequence[float], copies: list[int] | None) -> tuple[list[int], list[float]]:
+    """The tools' indices most relevant first (ties in catalogue order) and their scores in that
+    order, copies spread apart (`spread_copies`)."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    ordered = [float(scores[i]) for i in order]
+    return (order, ordered) if copies is None else spread_copies(order, ordered, copies)
 
 
 def query_parts(relevant_to: str | Iterable[Any] | None) -> tuple[tuple[str, float], ...]:
@@ -99,6 +107,8 @@ class Ranking:
         self.max_tools = max_tools
         """The most tools one request carries (None: no limit)."""
         self._shown: tuple[int, tuple[PublishedTool, ...]] | None = None
+        self._copies: tuple[list[int], Any] | None = None
+        """The catalogue's last `copies` list and the same as a numpy array."""
 
     def view(self, fmt: Format, relevant_to: str | Iterable[Any] | None, max_tools: Any) -> tuple[Any, ...]:
         """The tool list in `fmt`: by BM25, the most relevant `max_tools` (UNSET: the default)."""
@@ -112,9 +122,8 @@ class Ranking:
         view = self._catalogue.view(fmt)
         if limit is None or len(view) <= limit:
             return view
-        scores = self._lexical(parts)
-        chosen = sorted(range(len(scores)), key=lambda i: -scores[i])[:limit]
-        return tuple(view[i] for i in sorted(chosen))
+        order, _ = _by_score(self._lexical(parts), self._catalogue.copies())
+        return tuple(view[i] for i in sorted(order[:limit]))
 
     def _lexical(self, parts: tuple[tuple[str, float], ...]) -> list[float]:
         """The BM25 score of each shown tool: of each part, summed by the parts' weights."""
@@ -151,21 +160,26 @@ class Ranking:
         tools = self._shown_tools()
         parts = query_parts(relevant_to)
         lexical = self._lexical(parts)
+        copies = self._catalogue.copies()
         if self._embeddings is None or not tools or not parts:
-            order = sorted(range(len(tools)), key=lambda i: -lexical[i])
-            ordered = [lexical[i] for i in order]
+            order, ordered = _by_score(lexical, copies)
         else:
             semantic = await self._embeddings.similarity_scores(parts, tools, version=self._catalogue.version)
             scores = fuse(lexical, semantic, self._semantic_weight)
             np = numpy_or_none()
             if np is not None and isinstance(scores, np.ndarray):
                 ranked = np.argsort(-scores, kind="stable")
+                if copies is not None:
+                    ranked = spread_order(np, ranked, scores[ranked], self._copies_array(np, copies))
                 order, ordered = ranked.tolist(), scores[ranked].tolist()
             else:
-                order = sorted(range(len(tools)), key=lambda i: -scores[i])
-                ordered = [float(scores[i]) for i in order]
+                order, ordered = _by_score(scores, copies)
         if self._reranker is not None and parts and len(tools) > 1:
             order, ordered = await self._reranked(query_text(parts[0][0]), tools, order, ordered)
+            if copies is not None:  # within the re-scored head, which stays first
+                head = self._reranker.top
+                first, new = spread_copies(order[:head], ordered[:head], copies)
+                order, ordered = first + order[head:], new + ordered[head:]
         return tools, order, ordered
 
     async def _reranked(
@@ -208,6 +222,12 @@ class Ranking:
             return self.view(fmt, relevant_to, limit)
         _, order, _ = await self._ranked(relevant_to)  # the shown tools are the view's, in its order
         return tuple(view[i] for i in sorted(order[:limit]))
+
+    def _copies_array(self, np: Any, copies: list[int]) -> Any:
+        """`copies` as a numpy array, made once per list (the catalogue's, one per version)."""
+        if self._copies is None or self._copies[0] is not copies:
+            self._copies = (copies, np.asarray(copies, dtype=np.int64))
+        return self._copies[1]
 
     def _shown_tools(self) -> tuple[PublishedTool, ...]:
         """The catalogue's `shown_tools`, made once per catalogue version."""

@@ -2,7 +2,9 @@
 
 The default catalogue is pinned: the file under tests/support/fixtures/pinned was written by the
 code before groups existed (tests/support/default_catalogue.py), and an adapter given no group
-options (or only `stats=True`) must publish it byte for byte.
+options (or only `stats=True`) must publish it byte for byte. Its `relevant` list was written
+again when ranking began to spread copies of one tool apart (tests/relevance/test_copies.py): of
+the two peers listing the time server's tools, one copy of `convert_time` now makes room.
 """
 
 from __future__ import annotations

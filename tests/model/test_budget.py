@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcpx_router.model._budget import (
+    COPY_SHARE,
     PARAMETER_WEIGHT,
     IndexPart,
     LexicalIndex,
@@ -19,6 +20,7 @@ from mcpx_router.model._budget import (
     rank,
     score_parts,
     shorten,
+    spread_copies,
     tokens,
     tool_text,
 )
@@ -163,3 +165,51 @@ def test_conversation_text_takes_the_last_user_messages() -> None:
     ]
     assert conversation_text(messages) == "weather from an SDK object last"
     assert conversation_text(messages, last=1) == "last"
+
+
+# -- copies spread apart --------------------------------------------------------------------------
+
+
+@st.composite
+def rankings(draw: st.DrawFn) -> tuple[list[int], list[float], list[int]]:
+    """A ranking as the adapter holds one: documents in score order (ties in catalogue order), their
+    scores, and each document's definition (a few definitions, so that copies are common)."""
+    scores = draw(st.lists(st.floats(-2, 50, allow_nan=False), max_size=40))
+    definitions = draw(st.lists(st.integers(0, 5), min_size=len(scores), max_size=len(scores)))
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    return order, [scores[i] for i in order], definitions
+
+
+@given(rankings(), st.sampled_from([COPY_SHARE, 0.1, 1.0]))
+def test_copies_sink_by_a_share_of_the_first_score_for_each_copy_above(
+    ranking: tuple[list[int], list[float], list[int]], share: float
+) -> None:
+    order, ordered, copies = ranking
+    new_order, new_scores = spread_copies(order, ordered, copies, share)
+    # the same documents, each with its own score
+    assert sorted(new_order) == sorted(order)
+    assert new_scores == [dict(zip(order, ordered, strict=True))[i] for i in new_order]
+    # what ranks them: the score less `share` of the first score for each copy above in the new
+    # order, never rising down the list; ties keep the first order
+    step = share * ordered[0] if ordered and ordered[0] > 0 else 0.0
+    keys = []
+    for place, i in enumerate(new_order):
+        above = sum(copies[j] == copies[i] for j in new_order[:place])
+        keys.append((-(new_scores[place] - step * above), order.index(i)))
+    assert keys == sorted(keys)
+
+
+@given(rankings())
+def test_a_ranking_without_copies_or_relevance_is_kept(
+    ranking: tuple[list[int], list[float], list[int]],
+) -> None:
+    order, ordered, _ = ranking
+    assert spread_copies(order, ordered, list(range(len(order)))) == (order, ordered)
+    nothing = [min(0.0, score) for score in ordered]
+    assert spread_copies(order, nothing, [0] * len(order)) == (order, nothing)
+
+
+def test_a_second_copy_ranks_below_tools_nearly_as_relevant_but_above_weak_ones() -> None:
+    # documents 0 and 1 are one tool listed by two peers; 2 is nearly as relevant, 3 is weak
+    order, ordered = [0, 1, 2, 3], [10.0, 10.0, 9.0, 1.0]
+    assert spread_copies(order, ordered, [7, 7, 2, 3]) == ([0, 2, 1, 3], [10.0, 9.0, 10.0, 1.0])

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcpx_router import OpenAIPeerToolAdapter
+from mcpx_router.model._budget import spread_copies
 from mcpx_router.relevance import _fusion
 from mcpx_router.relevance._fusion import FUSIONS, Fusion, blend, fuse, reciprocal_rank
 from mcpx_router.testing import HashingEmbedder
@@ -155,3 +156,22 @@ async def test_the_adapter_ranks_alike_with_numpy_and_without() -> None:
             _fusion._NUMPY[:] = saved
     assert [name for name, _ in ranked["numpy"]] == [name for name, _ in ranked["pure"]]
     assert [s for _, s in ranked["numpy"]] == pytest.approx([s for _, s in ranked["pure"]], abs=1e-6)
+
+
+@given(
+    scores=st.lists(score | st.just(0.0), max_size=60),
+    definitions=st.data(),
+    share=st.sampled_from([0.3, 0.05, 1.0]),
+)
+def test_copies_spread_with_numpy_as_without(
+    scores: list[float], definitions: st.DataObject, share: float
+) -> None:
+    copies = definitions.draw(st.lists(st.integers(0, 6), min_size=len(scores), max_size=len(scores)))
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    ordered = [scores[i] for i in order]
+    expected, _ = spread_copies(order, ordered, copies, share)
+    array = np.asarray(scores, dtype=np.float64)
+    ranked = np.argsort(-array, kind="stable")
+    assert ranked.tolist() == order
+    got = _fusion.spread_order(np, ranked, array[ranked], np.asarray(copies, dtype=np.int64), share)
+    assert got.tolist() == expected

@@ -1,7 +1,8 @@
 """The catalogue the tests pin: real servers' tool lists plus the demo peers, in every format.
 
 `python tests/support/default_catalogue.py OUT.json` writes it with whatever `mcpx_router` is
-importable; the pinned file was written by the code before groups existed, so the test proves
+importable; the pinned file was written by the code before groups existed (its `relevant` list again
+when ranking began to spread copies apart), so the test proves
 that an adapter given no group options still publishes exactly that.
 """
 
