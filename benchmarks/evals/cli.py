@@ -152,6 +152,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--rerank-top", type=int, default=40, help="with --reranker: candidates re-scored (40)")
     p.add_argument(
+        "--rerank-weight",
+        type=float,
+        help="with --reranker: the cross-encoder's share of a candidate's new score (LocalReranker's default)",
+    )
+    p.add_argument(
         "--misses",
         metavar="RANKING",
         help="with --recall: after the table, the requests whose tool RANKING ('BM25', 'blend 0.5', ...) "
@@ -197,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             args.keep_vectors or None,
             args.heldout,
             args.misses,
-            (args.reranker, args.rerank_top) if args.reranker else None,
+            (args.reranker, args.rerank_top, args.rerank_weight) if args.reranker else None,
         )
     if args.recall:
         return _recall(args.sizes, args.seed, args.misses)
@@ -339,7 +344,7 @@ def _recall_rankings(
     cached: bool | None,
     heldout: bool,
     missed: str | None = None,
-    rerank: tuple[str, int] | None = None,
+    rerank: tuple[str, int, float | None] | None = None,
 ) -> int:
     from .heldout import heldout_catalogue, heldout_requests
     from .rankings import MemoEmbedder, named_embedder, named_reranker, ranks_by_ranking, store_for

