@@ -422,3 +422,14 @@ async def test_misses_names_the_requests_below_k_and_what_ranked_above() -> None
     assert await misses(100, requests, None, k=100) == []
     with pytest.raises(ValueError, match="needs an embedder"):
         await misses(100, requests, None, "blend 0.5")
+
+
+async def test_the_rankings_rows_order_the_tools_as_the_adapter_does() -> None:
+    # `ranks_by_ranking` orders BM25's scores itself (copies spread apart, `_order`); its ranks
+    # must be those of the adapter's own `rank_tools` (`recall.ranks`), in a catalogue with copies.
+    from benchmarks.evals.rankings import ranks_by_ranking
+    from benchmarks.evals.recall import ranks
+
+    requests = load_requests()[::4]
+    for size in (100, 5000):
+        assert (await ranks_by_ranking(size, requests, None))["BM25"] == await ranks(size, requests=requests)
