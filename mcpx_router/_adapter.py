@@ -483,8 +483,9 @@ class OpenAIPeerToolAdapter:
 
         Copies of one tool (several peers listing it alike: the same name, description and schema)
         are spread apart, so that the first places go to different tools: each copy ranks as if its
-        score were lower by 0.3 of the first place's for every copy above it. A copy may therefore
-        follow a tool of lower score; the score given is its own.
+        score were lower by 0.3 of the first place's for every copy above it (never below the tools
+        that score nothing). A copy may therefore follow a tool of lower score; the score given is
+        its own.
 
         Raises:
             EmbeddingError: The embedder failed or returned unusable vectors.

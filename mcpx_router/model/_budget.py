@@ -206,32 +206,37 @@ def spread_copies(
     """A ranking that gives its first places to different tools before copies of one.
 
     `order` holds documents most relevant first and `ordered` their scores in that order;
-    `copies[i]` names document `i`'s definition (documents with the same number are copies: one
-    tool that several peers list alike). Each document ranks as if its score were lower by `share`
-    of the first score for every copy of it above, so a second copy ranks below the other tools
-    nearly as relevant, not beside the first. Returns both lists in the new order (the scores
-    themselves unchanged; ties keep their order). A first score that is not positive changes
-    nothing: no document is relevant.
+    `copies[i]` names document `i`'s definition by a number from 0 (documents with the same number
+    are copies: one tool that several peers list alike). Each document with a positive score ranks as if its score
+    were lower by `share` of the first score for every copy of it above, but never below the
+    documents that score nothing (0 or less), which keep their places after it: a second copy ranks
+    below the other tools nearly as relevant, not beside the first, and above those not relevant at
+    all. Returns both lists in the new order (the scores themselves unchanged; ties keep their
+    order). A first score that is not positive changes nothing: no document is relevant.
     """
     top = ordered[0] if ordered else 0.0
     step = share * top if math.isfinite(top) and top > 0 else 0.0
     if step == 0.0:
         return list(order), list(ordered)
-    seen: dict[int, int] = {}
-    lowered: list[float] = []  # each place's score, lowered and negated (a sort key)
+    seen = [0] * (max(copies, default=0) + 1)  # copies of each definition placed so far
+    lowered: list[float] = []  # each relevant place's score, lowered and negated (a sort key)
     moves = False
     for i, score in zip(order, ordered, strict=True):
-        before = seen.get(copies[i], -1) + 1
-        seen[copies[i]] = before
+        if not score > 0:
+            break  # the rest score nothing: they keep their places
+        definition = copies[i]
+        before = seen[definition]
+        seen[definition] = before + 1
         if before:
             moves = True
-            lowered.append(step * before - score)
+            lowered.append(min(step * before - score, 0.0))
         else:
             lowered.append(-score)
     if not moves:
         return list(order), list(ordered)
     moved = sorted(range(len(lowered)), key=lowered.__getitem__)
-    return [order[p] for p in moved], [ordered[p] for p in moved]
+    rest = len(lowered)
+    return [order[p] for p in moved] + list(order[rest:]), [ordered[p] for p in moved] + list(ordered[rest:])
 
 
 def blend(lexical: Sequence[float], semantic: Sequence[float], weight: float) -> list[float]:

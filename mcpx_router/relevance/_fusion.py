@@ -88,7 +88,8 @@ def spread_order(np: Any, ranked: Any, ordered: Any, copies: Any, share: float =
     top = float(ordered[0]) if len(ordered) else 0.0
     if not (math.isfinite(top) and top > 0):
         return ranked
-    definitions = copies[ranked]
+    relevant = int(np.argmin(ordered > 0)) if not ordered[-1] > 0 else len(ordered)
+    definitions = copies[ranked[:relevant]]
     by_definition = np.argsort(definitions, kind="stable")  # each definition's places, in order
     grouped = definitions[by_definition]
     starts = np.ones(len(grouped), dtype=bool)
@@ -99,7 +100,8 @@ def spread_order(np: Any, ranked: Any, ordered: Any, copies: Any, share: float =
     before[by_definition] = places - first  # copies of the same tool above each place
     if not before.any():
         return ranked
-    return ranked[np.argsort(before * (share * top) - ordered, kind="stable")]
+    keys = np.minimum(before * (share * top) - ordered[:relevant], 0.0)
+    return np.concatenate((ranked[:relevant][np.argsort(keys, kind="stable")], ranked[relevant:]))
 
 
 def _finite(np: Any, scores: Any) -> Any:

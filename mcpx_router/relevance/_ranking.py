@@ -50,7 +50,7 @@ def _by_score(scores: Sequence[float], copies: list[int] | None) -> tuple[list[i
     """The tools' indices most relevant first (ties in catalogue order) and their scores in that
     order, copies spread apart (`spread_copies`)."""
     order = sorted(range(len(scores)), key=lambda i: -scores[i])
-    ordered = [float(scores[i]) for i in order]
+    ordered = [scores[i] for i in order]
     return (order, ordered) if copies is None else spread_copies(order, ordered, copies)
 
 

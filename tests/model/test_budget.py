@@ -189,13 +189,16 @@ def test_copies_sink_by_a_share_of_the_first_score_for_each_copy_above(
     # the same documents, each with its own score
     assert sorted(new_order) == sorted(order)
     assert new_scores == [dict(zip(order, ordered, strict=True))[i] for i in new_order]
-    # what ranks them: the score less `share` of the first score for each copy above in the new
-    # order, never rising down the list; ties keep the first order
-    step = share * ordered[0] if ordered and ordered[0] > 0 else 0.0
+    # those that score nothing stay last, in their order
+    relevant = sum(score > 0 for score in ordered) if ordered and ordered[0] > 0 else 0
+    assert new_order[relevant:] == order[relevant:]
+    # what ranks the others: the score less `share` of the first score for each copy above in the
+    # new order (never below nothing), never rising down the list; ties keep the first order
+    step = share * ordered[0] if relevant else 0.0
     keys = []
-    for place, i in enumerate(new_order):
+    for place, i in enumerate(new_order[:relevant]):
         above = sum(copies[j] == copies[i] for j in new_order[:place])
-        keys.append((-(new_scores[place] - step * above), order.index(i)))
+        keys.append((-max(new_scores[place] - step * above, 0.0), order.index(i)))
     assert keys == sorted(keys)
 
 
