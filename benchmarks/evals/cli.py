@@ -154,7 +154,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rerank-weight",
         type=float,
-        help="with --reranker: the cross-encoder's share of a candidate's new score (LocalReranker's default)",
+        help="with --reranker: the cross-encoder's share of a candidate's new score "
+        "(LocalReranker's default)",
     )
     p.add_argument(
         "--misses",

@@ -206,14 +206,14 @@ def spread_copies(
     """A ranking that gives its first places to different tools before copies of one.
 
     `order` holds documents most relevant first and `ordered` their scores in that order;
-    `copies[i]` names document `i`'s definition by a number from 0 (documents with the same number
-    are copies: one tool that several peers list alike). Each document with a positive score ranks as if its score
-    were lower by `share` of the first score for every copy of it above, but never below the
-    documents that score nothing (0 or less), which keep their places after it: a second copy ranks
-    below the other tools nearly as relevant, not beside the first, and above those not relevant at
-    all. Returns both lists in the new order (the scores themselves unchanged; ties keep their
-    order). A first score that is not positive changes nothing: no document is relevant.
-    """
+    `copies[i]` names document `i`'s definition by a number from 0 (documents with the same
+    number are copies: one tool that several peers list alike). Each document with a positive
+    score ranks as if its score were lower by `share` of the first score for every copy of it
+    above, but never below the documents that score nothing (0 or less), which keep their places
+    after it: a second copy ranks below the other tools nearly as relevant, not beside the first,
+    and above those not relevant at all. Returns both lists in the new order (the scores
+    themselves unchanged; ties keep their order). A first score that is not positive changes
+    nothing: no document is relevant."""
     top = ordered[0] if ordered else 0.0
     step = share * top if math.isfinite(top) and top > 0 else 0.0
     if step == 0.0:
