@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from ._published import BUILDERS, Format, PublishedTool
-from .model._budget import IndexPart, parameter_text, score_parts, spread_copies, tool_text
+from .model._budget import IndexPart, parameter_text, rank_scores, score_parts, tool_text
 from .model._stemming import DEFAULT_LANGUAGE
 
 __all__ = ["Views"]
@@ -73,12 +73,7 @@ class Views:
     def rank(self, peers: Peers, query: str, version: int) -> list[int]:
         """Indices of every published tool (catalogue order), most relevant to `query` first (by
         BM25; copies of one tool spread apart, `spread_copies`)."""
-        scores = score_parts(self._index(peers, version), query)
-        order = sorted(range(len(scores)), key=lambda i: -scores[i])
-        copies = self.copies(peers, version)
-        if copies is None:
-            return order
-        return spread_copies(order, [scores[i] for i in order], copies)[0]
+        return rank_scores(score_parts(self._index(peers, version), query), self.copies(peers, version))[0]
 
     def copies(self, peers: Peers, version: int) -> list[int] | None:
         """Per published tool (catalogue order), a number naming its definition: the same for the

@@ -31,6 +31,7 @@ __all__ = [
     "query_text",
     "rank",
     "rank_parts",
+    "rank_scores",
     "score_parts",
     "shorten",
     "spread_copies",
@@ -194,6 +195,14 @@ def rank_parts(parts: Sequence[IndexPart], query: str) -> list[int]:
     `query` first by BM25 over all of them (ties keep their order)."""
     scores = score_parts(parts, query)
     return sorted(range(len(scores)), key=lambda i: -scores[i])
+
+
+def rank_scores(scores: Sequence[float], copies: Sequence[int] | None) -> tuple[list[int], list[float]]:
+    """The documents' indices most relevant first (ties in their order) and their scores in that
+    order, copies spread apart when `copies` is given (`spread_copies`)."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    ordered = [scores[i] for i in order]
+    return (order, ordered) if copies is None else spread_copies(order, ordered, copies)
 
 
 COPY_SHARE: Final = 0.3

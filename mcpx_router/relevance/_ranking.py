@@ -26,7 +26,7 @@ from .._answering import UNSET
 from .._catalogue import Catalogue, Format, PublishedTool
 from .._dispatch import check_limit
 from .._errors import EmbeddingError, UsageError
-from ..model._budget import conversation_text, query_text, spread_copies
+from ..model._budget import conversation_text, query_text, rank_scores, spread_copies
 from ..model._similar import GroupSuggestion, suggest_groups
 from ._embedding import EmbeddingIndex
 from ._fusion import fuse, numpy_or_none, spread_order
@@ -44,14 +44,6 @@ def _pick(tools: Sequence[PublishedTool], order: list[int]) -> list[PublishedToo
     if len(order) < 2:
         return [tools[i] for i in order]
     return list(itemgetter(*order)(tools))
-
-
-def _by_score(scores: Sequence[float], copies: list[int] | None) -> tuple[list[int], list[float]]:
-    """The tools' indices most relevant first (ties in catalogue order) and their scores in that
-    order, copies spread apart (`spread_copies`)."""
-    order = sorted(range(len(scores)), key=lambda i: -scores[i])
-    ordered = [scores[i] for i in order]
-    return (order, ordered) if copies is None else spread_copies(order, ordered, copies)
 
 
 def query_parts(relevant_to: str | Iterable[Any] | None) -> tuple[tuple[str, float], ...]:
@@ -122,7 +114,7 @@ class Ranking:
         view = self._catalogue.view(fmt)
         if limit is None or len(view) <= limit:
             return view
-        order, _ = _by_score(self._lexical(parts), self._catalogue.copies())
+        order, _ = rank_scores(self._lexical(parts), self._catalogue.copies())
         return tuple(view[i] for i in sorted(order[:limit]))
 
     def _lexical(self, parts: tuple[tuple[str, float], ...]) -> list[float]:
@@ -162,7 +154,7 @@ class Ranking:
         lexical = self._lexical(parts)
         copies = self._catalogue.copies()
         if self._embeddings is None or not tools or not parts:
-            order, ordered = _by_score(lexical, copies)
+            order, ordered = rank_scores(lexical, copies)
         else:
             semantic = await self._embeddings.similarity_scores(parts, tools, version=self._catalogue.version)
             scores = fuse(lexical, semantic, self._semantic_weight)
@@ -173,7 +165,7 @@ class Ranking:
                     ranked = spread_order(np, ranked, scores[ranked], self._copies_array(np, copies))
                 order, ordered = ranked.tolist(), scores[ranked].tolist()
             else:
-                order, ordered = _by_score(scores, copies)
+                order, ordered = rank_scores(scores, copies)
         if self._reranker is not None and parts and len(tools) > 1:
             order, ordered = await self._reranked(query_text(parts[0][0]), tools, order, ordered)
             if copies is not None:  # within the re-scored head, which stays first
