@@ -1,11 +1,11 @@
-"""Copies of one tool (several peers listing it alike) take one place among the first, not one each.
+"""Copies of one tool (several peers listing it alike) are spread apart in every ranked list.
 
 A deployment with replicas, or with one server run once per team, lists the same tools under
 several peers. Ranked by score alone, the copies sit side by side and fill a small budget with
-one tool; the ranking gives the first places to different tools instead (`spread_copies`), in
-every path that ranks: the synchronous lists, `select_tools` and `rank_tools` with or without an
-embedder, and the re-ranker's candidates. Real in-process peers serve the memory server's tools
-as it lists them.
+one tool; the ranking gives the first places to different tools nearly as relevant instead
+(`spread_copies`), in every path that ranks: the synchronous lists (one message or several),
+`select_tools` and `rank_tools` with or without an embedder, and the re-ranker's candidates and
+its order. Real in-process peers serve the memory server's tools as it lists them.
 """
 
 from __future__ import annotations
