@@ -4,6 +4,7 @@ tools offered, and none is solved by doing nothing); a wrong end state fails it.
 
 from __future__ import annotations
 
+import logging
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -257,3 +258,20 @@ async def test_each_task_is_solved_by_its_reference_calls_and_not_by_half_of_the
     assert task.check(await _play(calls))
     # Without its last call (the one that changes what the check reads), the task is not done.
     assert not task.check(await _play(calls[:-1]))
+
+
+async def test_a_refused_call_tells_the_model_why_and_logs_no_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    world = World()
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter())
+        for peer, server in servers(world).items():
+            await adapter.add_peer(peer, await stack.enter_async_context(mcp.Client(server)))
+        with caplog.at_level(logging.INFO):
+            outcome = await adapter.call(
+                "mail__send_mail", {"to": "/ops/oncall.txt", "subject": "disk", "body": "full"}
+            )
+    assert outcome.is_error
+    assert "'/ops/oncall.txt' is not an email address" in outcome.text
+    assert not [r for r in caplog.records if r.exc_info], "an expected refusal logged a traceback"
