@@ -104,10 +104,14 @@ class Views:
             stamp = self._stamps.get(peer, 0)
             cached = self._parts.get(peer)
             if cached is None or cached[0] != stamp:
-                docs = [tool_text(t.name, t.description, t.parameters) for t in tools.values()]
-                extras = [parameter_text(t.parameters) for t in tools.values()]
-                out.append((peer, stamp, partial(IndexPart, docs, self._language, extras)))
+                out.append((peer, stamp, self._builder(tools)))
         return out
+
+    def _builder(self, tools: Mapping[str, PublishedTool]) -> Callable[[], IndexPart]:
+        """A call that builds the index part of `tools` from their texts, read now (pure)."""
+        docs = [tool_text(t.name, t.description, t.parameters) for t in tools.values()]
+        extras = [parameter_text(t.parameters) for t in tools.values()]
+        return partial(IndexPart, docs, self._language, extras)
 
     def keep(self, peer: str, stamp: int, part: IndexPart) -> None:
         """Keep `part`, built from `peer`'s tools at `stamp`, unless the peer changed or left since."""
@@ -122,9 +126,7 @@ class Views:
                 stamp = self._stamps.get(peer, 0)
                 cached = kept.get(peer)
                 if cached is None or cached[0] != stamp:
-                    docs = (tool_text(t.name, t.description, t.parameters) for t in tools.values())
-                    extras = (parameter_text(t.parameters) for t in tools.values())
-                    cached = kept[peer] = (stamp, IndexPart(docs, self._language, extras))
+                    cached = kept[peer] = (stamp, self._builder(tools)())
                 parts.append(cached[1])
             self._ranked = (version, parts)
         return self._ranked[1]

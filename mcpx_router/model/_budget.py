@@ -193,8 +193,7 @@ def score_parts(parts: Sequence[IndexPart], query: str) -> list[float]:
 def rank_parts(parts: Sequence[IndexPart], query: str) -> list[int]:
     """Indices of the documents of `parts` (numbered across them, in order), most relevant to
     `query` first by BM25 over all of them (ties keep their order)."""
-    scores = score_parts(parts, query)
-    return sorted(range(len(scores)), key=lambda i: -scores[i])
+    return rank_scores(score_parts(parts, query), None)[0]
 
 
 def rank_scores(scores: Sequence[float], copies: Sequence[int] | None) -> tuple[list[int], list[float]]:
