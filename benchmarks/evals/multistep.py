@@ -45,7 +45,7 @@ from .harness import Metered, model_calls, resume
 from .tasks import TASKS, Task
 from .world import PEERS, World, servers
 
-__all__ = ["MODES", "TaskOutcome", "TaskSettings", "run_tasks", "task_table"]
+__all__ = ["MODES", "TaskOutcome", "TaskSettings", "run_tasks", "task_peers", "task_table"]
 
 MODES = ("code", "calls")
 REAL_TOOLS = 21
@@ -103,6 +103,25 @@ def chosen_tasks(settings: TaskSettings, tasks: Sequence[Task] = TASKS) -> list[
     return [tasks[int(i * step)] for i in range(count)]
 
 
+async def task_peers(
+    stack: AsyncExitStack, world: World, size: int, seed: int, max_tools: int
+) -> OpenAIPeerToolAdapter:
+    """An adapter, entered on `stack`, with the five servers of `world` and decoys up to `size`
+    tools in all."""
+    if size < REAL_TOOLS:
+        raise ValueError(f"a catalogue holds at least the {REAL_TOOLS} real tools, not {size}")
+    decoy_calls: list[tuple[str, str, dict[str, Any]]] = []
+    adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(max_tools=max_tools))
+    for peer, server in servers(world).items():
+        await adapter.add_peer(peer, await stack.enter_async_context(mcp.Client(server)))
+    for peer, tools in decoy_tools(size - REAL_TOOLS, seed=seed).items():
+        # Decoy systems named as a real peer (a second `calendar`...) join under another id.
+        peer_id = peer if peer not in PEERS else f"{peer}_legacy"
+        client_ = await stack.enter_async_context(mcp.Client(served(peer_id, tools, decoy_calls)))
+        await adapter.add_peer(peer_id, client_)
+    return adapter
+
+
 async def run_task(
     client: AsyncOpenAI, task: Task, mode: str, size: int, settings: TaskSettings
 ) -> TaskOutcome:
@@ -111,19 +130,9 @@ async def run_task(
 
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
-    if size < REAL_TOOLS:
-        raise ValueError(f"a catalogue holds at least the {REAL_TOOLS} real tools, not {size}")
     world = World()
-    decoy_calls: list[tuple[str, str, dict[str, Any]]] = []
     async with AsyncExitStack() as stack:
-        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(max_tools=settings.max_tools))
-        for peer, server in servers(world).items():
-            await adapter.add_peer(peer, await stack.enter_async_context(mcp.Client(server)))
-        for peer, tools in decoy_tools(size - REAL_TOOLS, seed=settings.seed).items():
-            # Decoy systems named as a real peer (a second `calendar`...) join under another id.
-            peer_id = peer if peer not in PEERS else f"{peer}_legacy"
-            client_ = await stack.enter_async_context(mcp.Client(served(peer_id, tools, decoy_calls)))
-            await adapter.add_peer(peer_id, client_)
+        adapter = await task_peers(stack, world, size, settings.seed, settings.max_tools)
         code = await stack.enter_async_context(CodeMode(adapter)) if mode == "code" else None
         metered = Metered(client, max_tokens=settings.max_tokens, temperature=settings.temperature)
         opening: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task.text}]

@@ -5,7 +5,8 @@ Each task of `tasks.py` starts from a fresh `World`; the servers (built with the
 Nothing here knows about the model or the mode the task runs in. A call the world refuses (no
 such note, not an email address) raises the SDK's `ToolError`, whose text reaches the model as
 the tool's error, as a real server's would; any other exception would be a crash, answered with
-no reason and logged with its traceback.
+no reason and logged with its traceback. The world keeps each refusal's text (`World.refusals`),
+so that a replay of a recorded conversation (`replay.py`) can tell what it was refused.
 """
 
 from __future__ import annotations
@@ -99,10 +100,17 @@ class World:
     contacts: dict[str, str] = field(default_factory=lambda: dict(_CONTACTS))
     inbox: list[dict[str, str]] = field(default_factory=lambda: copy.deepcopy(_INBOX))
     sent: list[dict[str, str]] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
+    """What the servers refused, in order (not state a task's check reads)."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(100))
 
     def new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids)}"
+
+    def refuse(self, reason: str) -> ToolError:
+        """The error a server raises to refuse a call, kept in `refusals`."""
+        self.refusals.append(reason)
+        return ToolError(reason)
 
 
 def _minutes(hhmm: str) -> int:
@@ -128,7 +136,7 @@ def _notes(world: World) -> MCPServer:
     def get_note(note_id: str) -> dict[str, Any]:
         """Read one note: its title, body and tags."""
         if note_id not in world.notes:
-            raise ToolError(f"no note {note_id!r}")
+            raise world.refuse(f"no note {note_id!r}")
         return {"id": note_id, **world.notes[note_id]}
 
     @server.tool()
@@ -142,7 +150,7 @@ def _notes(world: World) -> MCPServer:
     def append_to_note(note_id: str, text: str) -> dict[str, Any]:
         """Append a line of text to a note's body."""
         if note_id not in world.notes:
-            raise ToolError(f"no note {note_id!r}")
+            raise world.refuse(f"no note {note_id!r}")
         world.notes[note_id]["body"] += "\n" + text
         return {"id": note_id, "body": world.notes[note_id]["body"]}
 
@@ -150,7 +158,7 @@ def _notes(world: World) -> MCPServer:
     def delete_note(note_id: str) -> dict[str, Any]:
         """Delete a note for good."""
         if world.notes.pop(note_id, None) is None:
-            raise ToolError(f"no note {note_id!r}")
+            raise world.refuse(f"no note {note_id!r}")
         return {"deleted": note_id}
 
     return server
@@ -170,7 +178,7 @@ def _schedule(world: World) -> MCPServer:
     ) -> dict[str, Any]:
         """Add an event: date YYYY-MM-DD, start and end HH:MM, attendees as email addresses."""
         if _minutes(end) <= _minutes(start):
-            raise ToolError("end must be after start")
+            raise world.refuse("end must be after start")
         event_id = world.new_id("e")
         world.events[event_id] = {
             "title": title,
@@ -185,7 +193,7 @@ def _schedule(world: World) -> MCPServer:
     def cancel_event(event_id: str) -> dict[str, Any]:
         """Cancel (remove) an event by its id."""
         if world.events.pop(event_id, None) is None:
-            raise ToolError(f"no event {event_id!r}")
+            raise world.refuse(f"no event {event_id!r}")
         return {"cancelled": event_id}
 
     @server.tool()
@@ -217,7 +225,7 @@ def _drive(world: World) -> MCPServer:
     def read_file(path: str) -> dict[str, Any]:
         """A text file's content."""
         if path not in world.files:
-            raise ToolError(f"no file {path!r}")
+            raise world.refuse(f"no file {path!r}")
         return {"path": path, "content": world.files[path]}
 
     @server.tool()
@@ -230,7 +238,7 @@ def _drive(world: World) -> MCPServer:
     def move_file(source: str, destination: str) -> dict[str, Any]:
         """Move (rename) a file."""
         if source not in world.files:
-            raise ToolError(f"no file {source!r}")
+            raise world.refuse(f"no file {source!r}")
         world.files[destination] = world.files.pop(source)
         return {"path": destination}
 
@@ -255,16 +263,16 @@ def _stock(world: World) -> MCPServer:
     def get_item(sku: str) -> dict[str, Any]:
         """One stock item: name, quantity in stock, unit price, location."""
         if sku not in world.items:
-            raise ToolError(f"no item {sku!r}")
+            raise world.refuse(f"no item {sku!r}")
         return {"sku": sku, **world.items[sku]}
 
     @server.tool()
     def adjust_stock(sku: str, delta: int) -> dict[str, Any]:
         """Add (positive delta) or remove (negative) units of an item; returns the new quantity."""
         if sku not in world.items:
-            raise ToolError(f"no item {sku!r}")
+            raise world.refuse(f"no item {sku!r}")
         if world.items[sku]["qty"] + delta < 0:
-            raise ToolError(f"only {world.items[sku]['qty']} in stock")
+            raise world.refuse(f"only {world.items[sku]['qty']} in stock")
         world.items[sku]["qty"] += delta
         return {"sku": sku, "qty": world.items[sku]["qty"]}
 
@@ -272,7 +280,7 @@ def _stock(world: World) -> MCPServer:
     def create_purchase_order(sku: str, quantity: int, supplier: str) -> dict[str, Any]:
         """Order units of an item from a supplier; returns the order's id."""
         if sku not in world.items:
-            raise ToolError(f"no item {sku!r}")
+            raise world.refuse(f"no item {sku!r}")
         order_id = world.new_id("po")
         world.orders.append({"id": order_id, "sku": sku, "quantity": quantity, "supplier": supplier})
         return {"order_id": order_id}
@@ -289,7 +297,7 @@ def _mail(world: World) -> MCPServer:
         for full, email in world.contacts.items():
             if name.casefold() in full.casefold():
                 return {"name": full, "email": email}
-        raise ToolError(f"no contact matches {name!r}")
+        raise world.refuse(f"no contact matches {name!r}")
 
     @server.tool()
     def search_mail(query: str) -> dict[str, Any]:
@@ -309,13 +317,13 @@ def _mail(world: World) -> MCPServer:
         for message in world.inbox:
             if message["id"] == message_id:
                 return dict(message)
-        raise ToolError(f"no message {message_id!r}")
+        raise world.refuse(f"no message {message_id!r}")
 
     @server.tool()
     def send_mail(to: str, subject: str, body: str) -> dict[str, Any]:
         """Send an email to one address."""
         if "@" not in to:
-            raise ToolError(f"{to!r} is not an email address")
+            raise world.refuse(f"{to!r} is not an email address")
         world.sent.append({"to": to, "subject": subject, "body": body})
         return {"sent": True, "to": to}
 
