@@ -217,6 +217,12 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.recall:
         return _recall(args.sizes, args.seed, args.misses)
+    if args.table and args.code_mode:
+        from . import multistep
+
+        outcomes = multistep.load(args.table)
+        print(multistep.task_table(outcomes) + "\n\n" + multistep.comparison(outcomes))
+        return 0
     if args.table:
         return _table(args.table)
     if args.code_mode and args.replay:

@@ -45,7 +45,7 @@ from .harness import Metered, model_calls, resume
 from .tasks import TASKS, Task
 from .world import PEERS, World, servers
 
-__all__ = ["MODES", "TaskOutcome", "TaskSettings", "run_tasks", "task_peers", "task_table"]
+__all__ = ["MODES", "TaskOutcome", "TaskSettings", "comparison", "run_tasks", "task_peers", "task_table"]
 
 MODES = ("code", "calls")
 REAL_TOOLS = 21
@@ -211,6 +211,36 @@ def task_table(outcomes: Sequence[TaskOutcome]) -> str:
             f"| {mode} | {size:,} | {n}{f' ({errors} failed)' if errors else ''} "
             f"| {100 * sum(o.solved for o in group) / n:.0f} | {sum(o.turns for o in group) / n:.2f} "
             f"| {tokens} | {sum(o.seconds for o in group) / n:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def comparison(outcomes: Sequence[TaskOutcome]) -> str:
+    """Per size, code mode against function calling on the tasks both ran: solved, turns, prompt
+    tokens and seconds per task, and code mode's prompt tokens as a share of function calling's
+    (the issue's target: at most 0.25 at 1,000 tools)."""
+    lines = [
+        "| tools | tasks in both | solved (code / calls) | turns | prompt tokens / task "
+        "| code / calls tokens | s / task |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for size in dict.fromkeys(o.size for o in outcomes):
+        by_mode = {mode: {o.task: o for o in outcomes if (o.mode, o.size) == (mode, size)} for mode in MODES}
+        common = [task for task in by_mode["code"] if task in by_mode["calls"]]
+        if not common:
+            continue
+        code = [by_mode["code"][t] for t in common]
+        calls = [by_mode["calls"][t] for t in common]
+
+        def mean(group: list[TaskOutcome], key: str) -> float:
+            return float(sum(getattr(o, key) for o in group)) / len(group)
+
+        lines.append(
+            f"| {size:,} | {len(common)} | {sum(o.solved for o in code)} / {sum(o.solved for o in calls)} "
+            f"| {mean(code, 'turns'):.2f} / {mean(calls, 'turns'):.2f} "
+            f"| {mean(code, 'prompt_tokens'):,.0f} / {mean(calls, 'prompt_tokens'):,.0f} "
+            f"| {mean(code, 'prompt_tokens') / max(mean(calls, 'prompt_tokens'), 1):.3f} "
+            f"| {mean(code, 'seconds'):.0f} / {mean(calls, 'seconds'):.0f} |"
         )
     return "\n".join(lines)
 

@@ -13,7 +13,14 @@ import pytest
 from openai import AsyncOpenAI
 
 from benchmarks.evals import cli
-from benchmarks.evals.multistep import TaskSettings, chosen_tasks, run_tasks, task_table
+from benchmarks.evals.multistep import (
+    TaskOutcome,
+    TaskSettings,
+    chosen_tasks,
+    comparison,
+    run_tasks,
+    task_table,
+)
 from benchmarks.evals.tasks import TASKS
 
 from ..support._openai_replay import CHAT, chat_completion, replay_openai, tool_call
@@ -100,6 +107,31 @@ def test_the_cli_runs_both_modes_and_scores_each_task_by_its_end_state(tmp_path:
     assert sent[0] == ["run_python", "find_tools"]
     assert {len(names) for names in sent[4:]} == {100}  # function calling at 100 tools: all of them
     assert "stock__adjust_stock" in sent[4]
+
+
+def test_the_table_of_task_files_compares_the_modes_on_the_tasks_both_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def outcome(mode: str, task: str, tokens: int, solved: bool = False) -> dict[str, object]:
+        done = TaskOutcome(mode, 1000, task, solved, True, 2, tokens, True, 1.0)
+        return vars(done)
+
+    files = {
+        "code.json": [
+            outcome("code", "a", 1_000, True),
+            outcome("code", "b", 3_000),
+            outcome("code", "c", 50),
+        ],
+        "calls.json": [outcome("calls", "a", 8_000), outcome("calls", "b", 8_000, True)],
+    }
+    for name, outcomes in files.items():
+        (tmp_path / name).write_text(json.dumps({"outcomes": outcomes}))
+    assert cli.main(["--code-mode", "--table", *(str(tmp_path / name) for name in files)]) == 0
+    out = capsys.readouterr().out
+    assert "| code | 1,000 | 3 | 33 |" in out and "| calls | 1,000 | 2 | 50 |" in out
+    # Task c ran in code mode only: the comparison leaves it out (2,000 against 8,000 a task).
+    assert "| 1,000 | 2 | 1 / 1 | 2.00 / 2.00 | 2,000 / 8,000 | 0.250 | 1 / 1 |" in out
+    assert comparison([]).count("\n") == 1  # the header only
 
 
 def test_resume_goes_on_with_the_tasks_a_run_cut_short_left(tmp_path: Path) -> None:
