@@ -10,6 +10,7 @@ dependent calls is one round trip.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self, cast
@@ -315,10 +316,7 @@ class CodeMode:
         if problem is not None:
             return f"Error: {problem}"
         if name not in (self.run_name, self.find_name):
-            return (
-                f"Error: there is no function {name!r}; call {self.run_name}(code) with a program that "
-                f"calls the tools, or {self.find_name}(query) to find them"
-            )
+            return await self._not_offered(name)
         try:
             arguments = parse_arguments(raw)
         except ArgumentsError as exc:
@@ -330,3 +328,26 @@ class CodeMode:
         if name == self.find_name:
             return await self.find_tools(value)
         return (await self.run(value)).text(self.limits.max_output_chars)
+
+    async def _not_offered(self, name: str) -> str:
+        """The answer to a call of a function that is not offered: what a program would call
+        instead (the tool itself when `name` is its public or qualified name, else the closest
+        few by the tool search's ranking of the name's words), as signatures."""
+        exact = self._api.of_public(name)
+        if exact is None and name.count(".") == 1:
+            exact = self._api.function(*name.split("."))
+        found = [exact] if exact is not None else await self._api.find(_words(name), 3)
+        head = (
+            f"Error: {name!r} is not a function you can call; call {self.run_name}(code) with a program, "
+            f"or {self.find_name}(query)"
+        )
+        if not found:
+            return f"{head}. Find the functions a program can call by what they do."
+        which = "it is" if exact is not None else "the closest are" if len(found) > 1 else "the closest is"
+        shown = "\n".join(f.signature() for f in found)
+        return f"{head}. In a program, {which}:\n{shown}"
+
+
+def _words(name: str) -> str:
+    """`send_budget_review`, `sendBudgetReview`, `mail.send` as words to rank tools by."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|[_.\-]+", " ", name).strip() or name

@@ -35,6 +35,8 @@ logger = logging.getLogger("mcpx_router")
 ToolCaller = Callable[[str, dict[str, Any]], Awaitable["Outcome"]]
 Approve = Callable[["ToolFunction", dict[str, Any]], "bool | Awaitable[bool]"]
 """Asked before each call of a destructive tool: run it (True) or refuse it (False)."""
+_LISTED = 12
+"""A call of a function a namespace lacks is answered with all of its functions up to this many."""
 
 
 class ToolNamespace:
@@ -162,7 +164,12 @@ class _Run:
     def _no_function(self, namespace: str, name: str) -> str:
         functions = self.api.namespace(namespace) or {}
         close = difflib.get_close_matches(name, list(functions), n=3)
-        hint = f"; did you mean {', '.join(f'{namespace}.{c}' for c in close)}?" if close else ""
+        if close:
+            hint = f"; did you mean {', '.join(f'{namespace}.{c}' for c in close)}?"
+        elif len(functions) <= _LISTED:  # a small namespace: all of it, rather than a search
+            hint = f"; it has {', '.join(functions)}" if functions else "; it has none now"
+        else:
+            hint = ""
         return f"{namespace} has no function {name!r}{hint} (find_tools(query) lists what there is)"
 
     async def _refused(self, function: ToolFunction, arguments: dict[str, Any]) -> str | None:

@@ -368,8 +368,62 @@ async def test_the_models_other_calls_get_an_error_answer_each() -> None:
             ]
         )
     assert [a["tool_call_id"] for a in answers] == ["a", "b", "c"]
-    assert answers[0]["content"].startswith("Error: there is no function 'git__git_log'")
+    assert answers[0]["content"].startswith("Error: 'git__git_log' is not a function you can call")
     assert all(a["content"].startswith("Error:") for a in answers)
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        # A tool's public name, or its name in a program: that function's signature.
+        ("git__git_log", ["it is:\ngit.git_log(repo_path: str, max_count: int"]),
+        ("tracker.create_issue", ["it is:\ntracker.create_issue(title: str"]),
+        # A made-up name: the functions its words rank first, as the tool search ranks them.
+        ("show_commit", ["the closest", "git.git_show(repo_path: str, revision: str)"]),
+        ("createIssue", ["the closest", "tracker.create_issue("]),
+        # Nothing near: no function is guessed.
+        ("zzqx", ["Find the functions a program can call by what they do."]),
+    ],
+)
+async def test_a_call_of_a_function_not_offered_is_answered_with_what_a_program_would_call(
+    name: str, shown: list[str]
+) -> None:
+    async with code_mode() as (code, _, tracker):
+        [answer] = await code.dispatch(
+            [{"id": "a", "type": "function", "function": {"name": name, "arguments": '{"x": 1}'}}]
+        )
+    text = answer["content"]
+    assert text.startswith(f"Error: {name!r} is not a function you can call; call run_python(code)")
+    assert all(part in text for part in shown), text
+    assert tracker.calls == []  # answered, never run
+    if name == "zzqx":
+        assert "(" not in text.split("find_tools(query)")[-1]  # no signature at all
+
+
+async def test_a_missing_function_of_a_small_namespace_is_answered_with_all_of_its_functions() -> None:
+    async with code_mode() as (code, _, _):
+        small = await code.run("git.fetch_everything()")
+        close = await code.run("git.git_shw()")
+    assert small.error is not None and close.error is not None
+    assert "git has no function 'fetch_everything'; it has git_log, git_show" in small.error
+    assert "did you mean git.git_show?" in close.error
+
+
+async def test_a_missing_function_of_a_large_namespace_points_to_find_tools_only() -> None:
+    big = RecordingPeer("big")
+    for i in range(13):
+        big.tool(f"report_{i}", {"type": "object", "properties": {}}, _ok, f"Report number {i}.")
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter())
+        await adapter.add_peer("big", await stack.enter_async_context(mcp.Client(big.server())))
+        code = await stack.enter_async_context(CodeMode(adapter))
+        result = await code.run("big.fetch_everything()")
+    assert result.error is not None
+    assert "big has no function 'fetch_everything' (find_tools(query) lists what there is)" in result.error
+
+
+async def _ok(arguments: dict[str, Any]) -> mt.CallToolResult:
+    return text_result("ok")
 
 
 PROGRAM = 'log = git.git_log(repo_path="/srv/app", max_count=1)\nlog["commits"][0]["id"]'
