@@ -336,9 +336,10 @@ class CodeMode:
         exact = self._api.of_public(name)
         if exact is None and name.count(".") == 1:
             exact = self._api.function(*name.split("."))
-        found = [exact] if exact is not None else await self._api.find(_words(name), 3)
+        found = [exact] if exact is not None else await self._api.find(_words(name[:200]), 3)
+        said = repr(name) if len(name) <= 80 else repr(name[:80]) + f" (cut, of {len(name):,} characters)"
         head = (
-            f"Error: {name!r} is not a function you can call; call {self.run_name}(code) with a program, "
+            f"Error: {said} is not a function you can call; call {self.run_name}(code) with a program, "
             f"or {self.find_name}(query)"
         )
         if not found:

@@ -400,6 +400,15 @@ async def test_a_call_of_a_function_not_offered_is_answered_with_what_a_program_
         assert "(" not in text.split("find_tools(query)")[-1]  # no signature at all
 
 
+async def test_a_long_made_up_name_is_not_echoed_whole() -> None:
+    name = "show_commit_" * 500
+    async with code_mode() as (code, _, _):
+        [answer] = await code.dispatch([{"id": "a", "type": "function", "function": {"name": name}}])
+    text = answer["content"]
+    assert f"(cut, of {len(name):,} characters) is not a function you can call" in text
+    assert len(text) < 600 and "git.git_show(" in text
+
+
 async def test_a_missing_function_of_a_small_namespace_is_answered_with_all_of_its_functions() -> None:
     async with code_mode() as (code, _, _):
         small = await code.run("git.fetch_everything()")
