@@ -5,7 +5,7 @@
     python -m benchmarks evals --recall --sizes 10,100,1000,5000     # no model: BM25 recall@k
     python -m benchmarks evals --code-mode --base-url ... --sizes 100,1000 --limit 10
         # multi-step tasks, code mode against function calling (multistep.py)
-    python -m benchmarks evals --code-mode --replay tasks.json   # their calls again, no model (replay.py)
+    python -m benchmarks evals --replay tasks.json   # their calls again, no model (replay.py)
 
 Without `--base-url`, the `openai` SDK's own settings apply (`OPENAI_BASE_URL`, `OPENAI_API_KEY`).
 Per (config, size) it prints right tool %, valid arguments %, answered %, turns, prompt tokens and
@@ -191,7 +191,7 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         type=Path,
         metavar="RESULTS",
-        help="with --code-mode: replay the calls of --out files on a fresh world, without a model; "
+        help="replay the calls of --code-mode --out files on a fresh world, without a model; "
         "say what the world refused (replay.py)",
     )
     p.add_argument("--answers", action="store_true", help="with --replay: print each call and its answer")
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.table:
         return _table(args.table)
-    if args.code_mode and args.replay:
+    if args.replay:
         from . import replay
 
         return replay.main(args.replay, answers=args.answers)

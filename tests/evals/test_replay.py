@@ -92,7 +92,7 @@ def test_the_command_reads_each_file_and_names_the_tasks_refused(
     path = tmp_path / "run.json"
     document = {"settings": {"seed": 7, "max_tools": 128}, "outcomes": [vars(refused), vars(clean)]}
     path.write_text(json.dumps(document), encoding="utf-8")
-    assert cli.main(["--code-mode", "--replay", str(path), "--answers"]) == 0
+    assert cli.main(["--replay", str(path), "--answers"]) == 0
     out = capsys.readouterr().out
     assert "standup-append" in out and "refused=1" in out and "no note '12345'" in out
     assert "cables-received" in out and "refused=0" in out
