@@ -12,7 +12,9 @@ tells what the model read and what it changed, with no model:
   when they refuse, so a change to that wording leaves it as it was;
 - whether the replayed end state passes the task's check, beside the recorded `solved`.
 
-Calls are replayed one at a time, in the order made. The loop answers the calls of one turn
+The answers are those of the library and servers checked out now: where the run was at another
+commit (its file's `commit` field), they can differ from what the model read. Calls are replayed
+one at a time, in the order made. The loop answers the calls of one turn
 together, and once each where a turn repeats a call; a replay cannot see turns, so such repeats
 run again here, and the end state can differ from the conversation's where they change the world.
 """
