@@ -219,9 +219,12 @@ def main(argv: list[str] | None = None) -> int:
         return _recall(args.sizes, args.seed, args.misses)
     if args.table and args.code_mode:
         from . import multistep
+        from .kinds import call_kinds, kinds_table
 
         outcomes = multistep.load(args.table)
         print(multistep.task_table(outcomes) + "\n\n" + multistep.comparison(outcomes))
+        # The calls by kind, over catalogues rebuilt with the files' --seed and --max-tools.
+        print("\n" + kinds_table(call_kinds(outcomes, args.seed, args.max_tools)))
         return 0
     if args.table:
         return _table(args.table)

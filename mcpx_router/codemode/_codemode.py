@@ -10,6 +10,7 @@ dependent calls is one round trip.
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Callable
 from types import TracebackType
@@ -21,13 +22,14 @@ import anyio.to_thread
 from .._dispatch import check_timeout
 from .._errors import UsageError
 from .._naming import is_legal_name
+from ..model._results import truncate
 from ..model._schema import chat_tool, legacy_function, responses_tool
 from ..model.arguments._arguments import ArgumentsError, parse_arguments
 from ..model.calls._answers import answer
 from ..model.calls._calls import parse_tool_calls
 from ._api import SandboxApi, describe_found
 from ._result import ProgramResult, SandboxLimits
-from ._sandbox import Approve, run_program
+from ._sandbox import Approve, run_call, run_program
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionFunctionToolParam
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from .._adapter import OpenAIPeerToolAdapter
     from .._catalogue import PublishedTool
     from .._dispatch import Outcome
+    from ._signatures import ToolFunction
 
 __all__ = ["CodeMode"]
 
@@ -103,6 +106,10 @@ class CodeMode:
         max_found: The most functions one `find_tools` lists.
         workers: The most programs run at once (one sandbox worker process each).
         run_name, find_name: The names the model sees the two functions under.
+        direct_calls: A call the model makes of a tool by its own name (`peer__tool`, or
+            `peer.tool` as a program calls it) runs as the one-line program that calls it, with
+            the same checks, approval and limits, and the answer says so; False: it is refused,
+            and answered with the signature a program would call.
     """
 
     def __init__(
@@ -118,6 +125,7 @@ class CodeMode:
         workers: int = 2,
         run_name: str = "run_python",
         find_name: str = "find_tools",
+        direct_calls: bool = True,
     ) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UsageError(f"workers must be a positive whole number, not {workers!r}")
@@ -130,8 +138,9 @@ class CodeMode:
                 raise UsageError(f"a function name must match ^[a-zA-Z0-9_-]{{1,64}}$, not {name!r}")
         if run_name == find_name:
             raise UsageError(f"run_name and find_name must differ, not both {run_name!r}")
-        if not isinstance(allow_destructive, bool):
-            raise UsageError(f"allow_destructive must be True or False, not {allow_destructive!r}")
+        for flag, value in (("allow_destructive", allow_destructive), ("direct_calls", direct_calls)):
+            if not isinstance(value, bool):
+                raise UsageError(f"{flag} must be True or False, not {value!r}")
         if approve is not None and not callable(approve):
             raise UsageError(f"approve must be a function (sync or async), not {type(approve).__name__}")
         if limits is not None and not isinstance(limits, SandboxLimits):
@@ -145,6 +154,7 @@ class CodeMode:
         self._workers = workers
         self.run_name = run_name
         self.find_name = find_name
+        self.direct_calls = direct_calls
         self._pool: Any = None
 
     async def __aenter__(self) -> Self:
@@ -282,6 +292,21 @@ class CodeMode:
             code, pool=self._pool, api=self._api, call=self._call, limits=self.limits, approve=self._approve
         )
 
+    async def _run_direct(self, name: str, function: ToolFunction, arguments: dict[str, Any]) -> str:
+        """A call of the tool `function` by its own name, run as the one-line program calling it."""
+        result = await run_call(
+            function, arguments, api=self._api, call=self._call, limits=self.limits, approve=self._approve
+        )
+        head = (
+            f"{_said(name)} is not one of your functions, so it ran as the program "
+            f"`{_program(function.qualified, arguments)}` (next time call {self.run_name}(code): one "
+            "program can make several dependent calls)"
+        )
+        text = f"{head}.\n\n{result.text()}"
+        if not result.ok and (not result.calls or result.calls[-1].error_type == "invalid_arguments"):
+            text += f"\n\nIts signature:\n{function.signature()}"
+        return truncate(text, self.limits.max_output_chars)
+
     async def _call(self, public_name: str, arguments: dict[str, Any]) -> Outcome:
         if self._call_timeout == "adapter":
             return await self._adapter.call(public_name, arguments)
@@ -316,7 +341,7 @@ class CodeMode:
         if problem is not None:
             return f"Error: {problem}"
         if name not in (self.run_name, self.find_name):
-            return await self._not_offered(name)
+            return await self._not_offered(name, raw)
         try:
             arguments = parse_arguments(raw)
         except ArgumentsError as exc:
@@ -329,24 +354,46 @@ class CodeMode:
             return await self.find_tools(value)
         return (await self.run(value)).text(self.limits.max_output_chars)
 
-    async def _not_offered(self, name: str) -> str:
-        """The answer to a call of a function that is not offered: what a program would call
-        instead (the tool itself when `name` is its public or qualified name, else the closest
-        few by the tool search's ranking of the name's words), as signatures."""
+    async def _not_offered(self, name: str, raw: Any) -> str:
+        """The answer to a call of a function that is not offered. A tool called by its public or
+        qualified name runs as a one-line program (`direct_calls`) when its arguments are an
+        object; otherwise the answer is what a program would call instead (that tool, else the
+        closest few by the tool search's ranking of the name's words), as signatures."""
         exact = self._api.of_public(name)
         if exact is None and name.count(".") == 1:
             exact = self._api.function(*name.split("."))
+        if exact is not None and self.direct_calls:
+            try:
+                arguments = parse_arguments(raw)
+            except ArgumentsError:
+                pass  # answered below, with the signature to call it by
+            else:
+                return await self._run_direct(name, exact, arguments)
         found = [exact] if exact is not None else await self._api.find(_words(name[:200]), 3)
-        said = repr(name) if len(name) <= 80 else repr(name[:80]) + f" (cut, of {len(name):,} characters)"
         head = (
-            f"Error: {said} is not a function you can call; call {self.run_name}(code) with a program, "
-            f"or {self.find_name}(query)"
+            f"Error: {_said(name)} is not a function you can call; call {self.run_name}(code) with a "
+            f"program, or {self.find_name}(query)"
         )
         if not found:
             return f"{head}. Find the functions a program can call by what they do."
         which = "it is" if exact is not None else "the closest are" if len(found) > 1 else "the closest is"
         shown = "\n".join(f.signature() for f in found)
         return f"{head}. In a program, {which}:\n{shown}"
+
+
+def _said(name: str) -> str:
+    """A name the model wrote, quoted, cut when long."""
+    return repr(name) if len(name) <= 80 else repr(name[:80]) + f" (cut, of {len(name):,} characters)"
+
+
+def _program(qualified: str, arguments: dict[str, Any], limit: int = 300) -> str:
+    """The one-line program a direct call stands for, as the model would write it."""
+    if all(key.isidentifier() and not keyword.iskeyword(key) for key in arguments):
+        shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    else:
+        shown = f"**{arguments!r}"
+    text = f"{qualified}({shown})"
+    return text if len(text) <= limit else text[: limit - 2] + "…)"
 
 
 def _words(name: str) -> str:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .._dispatch import Outcome
     from ._signatures import ToolFunction
 
-__all__ = ["Approve", "run_program"]
+__all__ = ["Approve", "run_call", "run_program"]
 
 logger = logging.getLogger("mcpx_router")
 
@@ -336,6 +336,33 @@ async def run_program(
                 logger.debug("closing a sandbox session: %r", exc)
     result.printed = "".join(printed.parts)
     result.printed_omitted = printed.omitted
+    return result
+
+
+async def run_call(
+    function: ToolFunction,
+    arguments: dict[str, Any],
+    *,
+    api: SandboxApi,
+    call: ToolCaller,
+    limits: SandboxLimits,
+    approve: Approve | None = None,
+) -> ProgramResult:
+    """One call of `function` with `arguments` as keywords, answered as the one-line program
+    `namespace.function(**arguments)` would be (the same binding, enabling, approval, dispatch,
+    limits and answer) without starting an interpreter; never raises for what the call does."""
+    result = ProgramResult()
+    run = _Run(api, call, limits, result, approve)
+    with anyio.move_on_after(limits.wall_time) as scope:
+        step = await run._tool(function, (), arguments)
+    if scope.cancelled_caught:
+        result.error = (
+            f"TimeoutError: the call ran past the program's {limits.wall_time:g} s limit and was stopped"
+        )
+    elif "exception" in step:
+        result.error = "".join(traceback.format_exception_only(step["exception"])).strip()
+    else:
+        result.value = _host_value(step["return_value"])
     return result
 
 

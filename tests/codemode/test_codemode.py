@@ -91,14 +91,14 @@ def tracker_peer() -> RecordingPeer:
 
 @asynccontextmanager
 async def code_mode(
-    limits: SandboxLimits | None = None, **adapter_options: Any
+    limits: SandboxLimits | None = None, code_options: dict[str, Any] | None = None, **adapter_options: Any
 ) -> AsyncIterator[tuple[CodeMode, OpenAIPeerToolAdapter, RecordingPeer]]:
     tracker = tracker_peer()
     async with AsyncExitStack() as stack:
         adapter = await stack.enter_async_context(OpenAIPeerToolAdapter(**adapter_options))
         await adapter.add_peer("git", await stack.enter_async_context(mcp.Client(git_server())))
         await adapter.add_peer("tracker", await stack.enter_async_context(mcp.Client(tracker.server())))
-        code = await stack.enter_async_context(CodeMode(adapter, limits=limits))
+        code = await stack.enter_async_context(CodeMode(adapter, limits=limits, **(code_options or {})))
         yield code, adapter, tracker
 
 
@@ -358,7 +358,7 @@ async def test_the_models_other_calls_get_an_error_answer_each() -> None:
     async with code_mode() as (code, _, _):
         answers = await code.dispatch(
             [
-                {"id": "a", "type": "function", "function": {"name": "git__git_log", "arguments": "{}"}},
+                {"id": "a", "type": "function", "function": {"name": "git__git_blame", "arguments": "{}"}},
                 {"id": "b", "type": "function", "function": {"name": "run_python", "arguments": "{not json"}},
                 {
                     "id": "c",
@@ -368,27 +368,29 @@ async def test_the_models_other_calls_get_an_error_answer_each() -> None:
             ]
         )
     assert [a["tool_call_id"] for a in answers] == ["a", "b", "c"]
-    assert answers[0]["content"].startswith("Error: 'git__git_log' is not a function you can call")
+    assert answers[0]["content"].startswith("Error: 'git__git_blame' is not a function you can call")
     assert all(a["content"].startswith("Error:") for a in answers)
 
 
 @pytest.mark.parametrize(
-    ("name", "shown"),
+    ("name", "direct_calls", "shown"),
     [
-        # A tool's public name, or its name in a program: that function's signature.
-        ("git__git_log", ["it is:\ngit.git_log(repo_path: str, max_count: int"]),
-        ("tracker.create_issue", ["it is:\ntracker.create_issue(title: str"]),
-        # A made-up name: the functions its words rank first, as the tool search ranks them.
-        ("show_commit", ["the closest", "git.git_show(repo_path: str, revision: str)"]),
-        ("createIssue", ["the closest", "tracker.create_issue("]),
+        # A tool's public name, or its name in a program, with direct calls off: its signature.
+        ("git__git_log", False, ["it is:\ngit.git_log(repo_path: str, max_count: int"]),
+        ("tracker.create_issue", False, ["it is:\ntracker.create_issue(title: str"]),
+        # A made-up name (direct calls on or off): the functions its words rank first, as the
+        # tool search ranks them.
+        ("show_commit", True, ["the closest", "git.git_show(repo_path: str, revision: str)"]),
+        ("createIssue", True, ["the closest", "tracker.create_issue("]),
+        ("createIssue", False, ["the closest", "tracker.create_issue("]),
         # Nothing near: no function is guessed.
-        ("zzqx", ["Find the functions a program can call by what they do."]),
+        ("zzqx", True, ["Find the functions a program can call by what they do."]),
     ],
 )
 async def test_a_call_of_a_function_not_offered_is_answered_with_what_a_program_would_call(
-    name: str, shown: list[str]
+    name: str, direct_calls: bool, shown: list[str]
 ) -> None:
-    async with code_mode() as (code, _, tracker):
+    async with code_mode(code_options={"direct_calls": direct_calls}) as (code, _, tracker):
         [answer] = await code.dispatch(
             [{"id": "a", "type": "function", "function": {"name": name, "arguments": '{"x": 1}'}}]
         )
@@ -398,6 +400,109 @@ async def test_a_call_of_a_function_not_offered_is_answered_with_what_a_program_
     assert tracker.calls == []  # answered, never run
     if name == "zzqx":
         assert "(" not in text.split("find_tools(query)")[-1]  # no signature at all
+
+
+@pytest.mark.parametrize("name", ["tracker__create-issue", "tracker.create_issue"])
+async def test_a_tool_called_by_its_own_name_runs_as_the_one_line_program(name: str) -> None:
+    async with code_mode() as (code, _, tracker):
+        [answer] = await code.dispatch(
+            [
+                {
+                    "id": "a",
+                    "type": "function",
+                    "function": {"name": name, "arguments": '{"title": "Login fails"}'},
+                }
+            ]
+        )
+        outcome = await code.call(name, {"title": "Retry"})  # as a framework integration calls it
+    text = answer["content"]
+    assert text.startswith(
+        f"{name!r} is not one of your functions, so it ran as the program "
+        "`tracker.create_issue(title='Login fails')` (next time call run_python(code)"
+    ), text
+    assert 'Calls made (1):\n1. tracker.create_issue(title="Login fails") -> ok' in text
+    assert text.endswith('Result: "issue #11 created: Login fails"')
+    assert not outcome.is_error and "issue #5 created: Retry" in outcome.text
+    # Each call ran once, with the arguments as the model gave them.
+    assert tracker.calls == [("create-issue", {"title": "Login fails"}), ("create-issue", {"title": "Retry"})]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "said"),
+    [
+        # The router's check refuses it before the peer: the answer adds the signature.
+        ("tracker__create-issue", '{"body": "no title"}', "Its signature:\ntracker.create_issue(title: str"),
+        # The peer's own failure: the router's explanation, as a program would catch it.
+        (
+            "tracker.close",
+            '{"id": 3}',
+            "RuntimeError: tracker.close reported a failure: the tracker database is read-only",
+        ),
+        # Keys that are no Python names are shown as the program would pass them.
+        (
+            "tracker.create_issue",
+            '{"title": "x", "due-date": 1}',
+            "`tracker.create_issue(**{'title': 'x', 'due-date': 1})`",
+        ),
+    ],
+)
+async def test_a_direct_call_that_fails_says_why_as_the_program_would_be_told(
+    name: str, arguments: str, said: str
+) -> None:
+    async with code_mode() as (code, _, tracker):
+        [answer] = await code.dispatch(
+            [{"id": "a", "type": "function", "function": {"name": name, "arguments": arguments}}]
+        )
+    text = answer["content"]
+    assert text.startswith(f"{name!r} is not one of your functions, so it ran as the program"), text
+    assert said in text, text
+    if "due-date" not in arguments:
+        assert "Error: the program stopped" in text
+    assert len(tracker.calls) == (1 if name == "tracker.close" else 0 if "body" in arguments else 1)
+
+
+async def test_arguments_that_are_no_object_are_answered_with_the_signature_and_run_nothing() -> None:
+    async with code_mode() as (code, _, tracker):
+        [answer] = await code.dispatch(
+            [
+                {
+                    "id": "a",
+                    "type": "function",
+                    "function": {"name": "tracker.create_issue", "arguments": "[1, 2]"},
+                }
+            ]
+        )
+    text = answer["content"]
+    assert text.startswith("Error: 'tracker.create_issue' is not a function you can call"), text
+    assert "it is:\ntracker.create_issue(title: str" in text
+    assert tracker.calls == []
+
+
+async def test_a_direct_call_of_a_destructive_tool_is_refused_or_asked_about_as_in_a_program() -> None:
+    store = _hinted_peer()
+    asked: list[dict[str, Any]] = []
+
+    def refuse(function: Any, arguments: dict[str, Any]) -> bool:
+        asked.append(arguments)
+        return False
+
+    call = [{"id": "a", "type": "function", "function": {"name": "store__wipe", "arguments": '{"key": "k"}'}}]
+    async with AsyncExitStack() as stack:
+        adapter = await stack.enter_async_context(OpenAIPeerToolAdapter())
+        await adapter.add_peer("store", await stack.enter_async_context(mcp.Client(store.server())))
+        [off] = await (await stack.enter_async_context(CodeMode(adapter))).dispatch(call)
+        [refused] = await (await stack.enter_async_context(CodeMode(adapter, approve=refuse))).dispatch(call)
+        trusting = await stack.enter_async_context(CodeMode(adapter, allow_destructive=True))
+        [ran] = await trusting.dispatch(call)
+    assert (
+        "PermissionError: store.wipe was not called: the tool declares itself destructive" in off["content"]
+    )
+    assert (
+        "PermissionError: store.wipe was not called: the host did not approve this call" in refused["content"]
+    )
+    assert asked == [{"key": "k"}]
+    assert 'Result: "wipe ran"' in ran["content"]
+    assert store.calls == [("wipe", {"key": "k"})]  # only the call the host allowed reached the peer
 
 
 async def test_a_long_made_up_name_is_not_echoed_whole() -> None:
@@ -619,6 +724,7 @@ async def test_a_group_of_equivalent_tools_is_the_groups_namespace() -> None:
         ({"run_name": "run python"}, "a function name must match"),
         ({"find_name": "run_python"}, "must differ"),
         ({"limits": "fast"}, "limits must be a SandboxLimits"),
+        ({"direct_calls": 1}, "direct_calls must be True or False"),
     ],
 )
 async def test_unusable_options_are_usage_errors(options: dict[str, Any], said: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from benchmarks.evals import cli
+from benchmarks.evals.catalogue import decoy_tools
 from benchmarks.evals.multistep import (
     TaskOutcome,
     TaskSettings,
@@ -22,6 +23,7 @@ from benchmarks.evals.multistep import (
     task_table,
 )
 from benchmarks.evals.tasks import TASKS
+from benchmarks.evals.world import PEERS
 
 from ..support._openai_replay import CHAT, chat_completion, replay_openai, tool_call
 
@@ -112,17 +114,32 @@ def test_the_cli_runs_both_modes_and_scores_each_task_by_its_end_state(tmp_path:
 def test_the_table_of_task_files_compares_the_modes_on_the_tasks_both_ran(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def outcome(mode: str, task: str, tokens: int, solved: bool = False) -> dict[str, object]:
-        done = TaskOutcome(mode, 1000, task, solved, True, 2, tokens, True, 1.0)
+    def outcome(
+        mode: str, task: str, tokens: int, solved: bool = False, calls: tuple[str, ...] = ()
+    ) -> dict[str, object]:
+        done = TaskOutcome(mode, 1000, task, solved, True, 2, tokens, True, 1.0, [{"name": c} for c in calls])
         return vars(done)
 
+    decoys = decoy_tools(1000 - 21, seed=7)
+    decoy = next(f"{peer}__{tools[0].name}" for peer, tools in decoys.items() if peer not in PEERS)
+    code_calls = (
+        "run_python",
+        "find_tools",
+        "stock.adjust_stock",
+        "stock__adjust_stock",
+        "read_dana",
+        "run_python",
+    )
     files = {
         "code.json": [
-            outcome("code", "a", 1_000, True),
-            outcome("code", "b", 3_000),
+            outcome("code", "a", 1_000, True, code_calls),
+            outcome("code", "b", 3_000, calls=(decoy, decoy.replace("__", "."), "mail.send")),
             outcome("code", "c", 50),
         ],
-        "calls.json": [outcome("calls", "a", 8_000), outcome("calls", "b", 8_000, True)],
+        "calls.json": [
+            outcome("calls", "a", 8_000, calls=("stock__find_items", decoy, "nope")),
+            outcome("calls", "b", 8_000, True),
+        ],
     }
     for name, outcomes in files.items():
         (tmp_path / name).write_text(json.dumps({"outcomes": outcomes}))
@@ -132,6 +149,11 @@ def test_the_table_of_task_files_compares_the_modes_on_the_tasks_both_ran(
     # Task c ran in code mode only: the comparison leaves it out (2,000 against 8,000 a task).
     assert "| 1,000 | 2 | 1 / 1 | 2.00 / 2.00 | 2,000 / 8,000 | 0.250 | 1 / 1 |" in out
     assert comparison([]).count("\n") == 1  # the header only
+    # The calls by the kind of name written, over the catalogue the run offered (rebuilt): in
+    # order run_python, find_tools, a public name (world, decoy), a program name (world, decoy),
+    # no function.
+    assert "| code | 1,000 | 9 | 2 | 1 | 1 | 1 | 1 | 1 | 2 |" in out
+    assert "| calls | 1,000 | 3 | 0 | 0 | 1 | 1 | 0 | 0 | 1 |" in out
 
 
 def test_resume_goes_on_with_the_tasks_a_run_cut_short_left(tmp_path: Path) -> None:
