@@ -120,6 +120,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--native-search", action="store_true", help="Responses: the API's own tool_search tool")
     p.add_argument("--text-calls", action="store_true", help="recover tool calls the model writes as text")
     p.add_argument(
+        "--direct-calls",
+        action="store_true",
+        help="with --code-mode: run a call of a tool by its own name as the program calling it",
+    )
+    p.add_argument(
         "--requests",
         type=lambda text: tuple(part.strip() for part in text.split(",") if part.strip()),
         default=(),
@@ -341,9 +346,7 @@ def _print_misses(
     size = max(sizes)
     requests = heldout_requests() if heldout else load_requests()
     catalogue = partial(heldout_catalogue, seed=seed) if heldout else None
-    found = anyio.run(
-        partial(misses, size, requests, embedder, ranking, seed=seed, catalogue=catalogue)
-    )
+    found = anyio.run(partial(misses, size, requests, embedder, ranking, seed=seed, catalogue=catalogue))
     print(f"\n{ranking}: the requests whose tool is not among the first 8 of {size:,}")
     print("\n".join(found) or "(none)")
 

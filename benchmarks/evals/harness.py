@@ -475,6 +475,8 @@ def resume(path: Path, settings: dict[str, Any], commit: str, what: str) -> Resu
     document = json.loads(path.read_text(encoding="utf-8"))
     before = json.loads(json.dumps(document.get("settings") or {}))
     now = json.loads(json.dumps(settings))
+    # A setting added after the file was written matches when it is off.
+    before |= {k: v for k, v in now.items() if k not in before and v in (False, None, [], ())}
     if before != now:
         changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
         print(f"--resume: {path} was written with other settings ({', '.join(changed)}); not resumed")

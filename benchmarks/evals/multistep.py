@@ -70,7 +70,9 @@ class TaskSettings:
     limit: int | None = None
     seed: int = 7
     text_calls: bool = False
-    """Function calling only: recover calls the model writes as text (code mode cannot)."""
+    """Recover calls the model writes as text (in code mode, a fenced python block too)."""
+    direct_calls: bool = False
+    """Code mode: run a call of a tool by its own name as the program calling it (`CodeMode`)."""
 
 
 @dataclass
@@ -133,7 +135,11 @@ async def run_task(
     world = World()
     async with AsyncExitStack() as stack:
         adapter = await task_peers(stack, world, size, settings.seed, settings.max_tools)
-        code = await stack.enter_async_context(CodeMode(adapter)) if mode == "code" else None
+        code = (
+            await stack.enter_async_context(CodeMode(adapter, direct_calls=settings.direct_calls))
+            if mode == "code"
+            else None
+        )
         metered = Metered(client, max_tokens=settings.max_tokens, temperature=settings.temperature)
         opening: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task.text}]
         result: LoopResult | None = None
@@ -263,6 +269,7 @@ def main(args: argparse.Namespace) -> int:
         limit=args.limit,
         seed=args.seed,
         text_calls=args.text_calls,
+        direct_calls=args.direct_calls,
     )
     chosen_tasks(settings)  # unknown ids are refused before anything runs
     api_key = args.api_key or os.environ.get("OPENAI_API_KEY") or "none"

@@ -52,7 +52,12 @@ class Replayed:
 
 
 async def replay(
-    outcome: TaskOutcome, *, seed: int = 7, max_tools: int = 128, call_timeout: float = 60.0
+    outcome: TaskOutcome,
+    *,
+    seed: int = 7,
+    max_tools: int = 128,
+    direct_calls: bool = False,
+    call_timeout: float = 60.0,
 ) -> Replayed:
     """`outcome`'s calls on a fresh world, in the mode and at the size it ran."""
     from mcpx_router.codemode import CodeMode
@@ -64,7 +69,11 @@ async def replay(
     answers: list[str] = []
     async with AsyncExitStack() as stack:
         adapter = await task_peers(stack, world, outcome.size, seed, max_tools)
-        code = await stack.enter_async_context(CodeMode(adapter)) if outcome.mode == "code" else None
+        code = (
+            await stack.enter_async_context(CodeMode(adapter, direct_calls=direct_calls))
+            if outcome.mode == "code"
+            else None
+        )
         dispatch = adapter.dispatch if code is None else code.dispatch
         for index, call in enumerate(outcome.calls):
             message = {
@@ -88,19 +97,22 @@ def _text(answer: Any) -> str:
 def main(paths: Sequence[Path], *, answers: bool = False) -> int:
     """`--replay FILE...`: one line per task (calls, refusals, solved as recorded and replayed),
     with `answers` each call and its answer, then the tasks that met a refusal. Each file's own
-    settings (`seed`, `max_tools`) rebuild its catalogue."""
+    settings (`seed`, `max_tools`, `direct_calls`) rebuild its catalogue and code mode."""
     # The servers log each refused call at INFO; this command says what they refused itself.
     logging.getLogger("mcp.server.mcpserver.server").setLevel(logging.WARNING)
     runs = []
     for path in paths:
         document = json.loads(path.read_text(encoding="utf-8"))
         settings = document.get("settings") or {}
-        runs += [(o, settings.get("seed", 7), settings.get("max_tools", 128)) for o in load([path])]
+        runs += [
+            (o, settings.get("seed", 7), settings.get("max_tools", 128), bool(settings.get("direct_calls")))
+            for o in load([path])
+        ]
 
     async def go() -> None:
         refused = []
-        for outcome, seed, max_tools in runs:
-            done = await replay(outcome, seed=seed, max_tools=max_tools)
+        for outcome, seed, max_tools, direct_calls in runs:
+            done = await replay(outcome, seed=seed, max_tools=max_tools, direct_calls=direct_calls)
             _show(done, answers)
             if done.refusals:
                 refused.append(f"{outcome.mode}:{outcome.size}:{outcome.task}")

@@ -106,10 +106,10 @@ class CodeMode:
         max_found: The most functions one `find_tools` lists.
         workers: The most programs run at once (one sandbox worker process each).
         run_name, find_name: The names the model sees the two functions under.
-        direct_calls: A call the model makes of a tool by its own name (`peer__tool`, or
-            `peer.tool` as a program calls it) runs as the one-line program that calls it, with
-            the same checks, approval and limits, and the answer says so; False: it is refused,
-            and answered with the signature a program would call.
+        direct_calls: Run a call the model makes of a tool by its own name (`peer__tool`, or
+            `peer.tool` as a program calls it) as the one-line program that calls it, with the
+            same checks, approval and limits, the answer saying so. By default (False) such a
+            call is refused and answered with the signature a program would call.
     """
 
     def __init__(
@@ -125,7 +125,7 @@ class CodeMode:
         workers: int = 2,
         run_name: str = "run_python",
         find_name: str = "find_tools",
-        direct_calls: bool = True,
+        direct_calls: bool = False,
     ) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UsageError(f"workers must be a positive whole number, not {workers!r}")

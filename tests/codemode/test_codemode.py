@@ -358,7 +358,7 @@ async def test_the_models_other_calls_get_an_error_answer_each() -> None:
     async with code_mode() as (code, _, _):
         answers = await code.dispatch(
             [
-                {"id": "a", "type": "function", "function": {"name": "git__git_blame", "arguments": "{}"}},
+                {"id": "a", "type": "function", "function": {"name": "git__git_log", "arguments": "{}"}},
                 {"id": "b", "type": "function", "function": {"name": "run_python", "arguments": "{not json"}},
                 {
                     "id": "c",
@@ -368,7 +368,7 @@ async def test_the_models_other_calls_get_an_error_answer_each() -> None:
             ]
         )
     assert [a["tool_call_id"] for a in answers] == ["a", "b", "c"]
-    assert answers[0]["content"].startswith("Error: 'git__git_blame' is not a function you can call")
+    assert answers[0]["content"].startswith("Error: 'git__git_log' is not a function you can call")
     assert all(a["content"].startswith("Error:") for a in answers)
 
 
@@ -402,9 +402,12 @@ async def test_a_call_of_a_function_not_offered_is_answered_with_what_a_program_
         assert "(" not in text.split("find_tools(query)")[-1]  # no signature at all
 
 
+DIRECT = {"direct_calls": True}
+
+
 @pytest.mark.parametrize("name", ["tracker__create-issue", "tracker.create_issue"])
 async def test_a_tool_called_by_its_own_name_runs_as_the_one_line_program(name: str) -> None:
-    async with code_mode() as (code, _, tracker):
+    async with code_mode(code_options=DIRECT) as (code, _, tracker):
         [answer] = await code.dispatch(
             [
                 {
@@ -449,7 +452,7 @@ async def test_a_tool_called_by_its_own_name_runs_as_the_one_line_program(name: 
 async def test_a_direct_call_that_fails_says_why_as_the_program_would_be_told(
     name: str, arguments: str, said: str
 ) -> None:
-    async with code_mode() as (code, _, tracker):
+    async with code_mode(code_options=DIRECT) as (code, _, tracker):
         [answer] = await code.dispatch(
             [{"id": "a", "type": "function", "function": {"name": name, "arguments": arguments}}]
         )
@@ -462,7 +465,7 @@ async def test_a_direct_call_that_fails_says_why_as_the_program_would_be_told(
 
 
 async def test_arguments_that_are_no_object_are_answered_with_the_signature_and_run_nothing() -> None:
-    async with code_mode() as (code, _, tracker):
+    async with code_mode(code_options=DIRECT) as (code, _, tracker):
         [answer] = await code.dispatch(
             [
                 {
@@ -490,9 +493,10 @@ async def test_a_direct_call_of_a_destructive_tool_is_refused_or_asked_about_as_
     async with AsyncExitStack() as stack:
         adapter = await stack.enter_async_context(OpenAIPeerToolAdapter())
         await adapter.add_peer("store", await stack.enter_async_context(mcp.Client(store.server())))
-        [off] = await (await stack.enter_async_context(CodeMode(adapter))).dispatch(call)
-        [refused] = await (await stack.enter_async_context(CodeMode(adapter, approve=refuse))).dispatch(call)
-        trusting = await stack.enter_async_context(CodeMode(adapter, allow_destructive=True))
+        [off] = await (await stack.enter_async_context(CodeMode(adapter, **DIRECT))).dispatch(call)
+        asking = CodeMode(adapter, approve=refuse, **DIRECT)
+        [refused] = await (await stack.enter_async_context(asking)).dispatch(call)
+        trusting = await stack.enter_async_context(CodeMode(adapter, allow_destructive=True, **DIRECT))
         [ran] = await trusting.dispatch(call)
     assert (
         "PermissionError: store.wipe was not called: the tool declares itself destructive" in off["content"]

@@ -165,7 +165,11 @@ def test_resume_goes_on_with_the_tasks_a_run_cut_short_left(tmp_path: Path) -> N
     with replay_openai([brain()] * 20) as replay:
         assert cli.main(["--base-url", replay.base_url, *args]) == 0
     first = json.loads(out.read_text())
-    out.write_text(json.dumps(first | {"complete": False, "outcomes": first["outcomes"][:1]}))
+    # Written before `direct_calls` was a setting: it is off, so the file still resumes.
+    older = {k: v for k, v in first["settings"].items() if k != "direct_calls"}
+    out.write_text(
+        json.dumps(first | {"complete": False, "outcomes": first["outcomes"][:1], "settings": older})
+    )
     with replay_openai([brain()] * 20) as replay:
         assert cli.main(["--base-url", replay.base_url, *args, "--resume"]) == 0
         sent = len(replay.bodies(CHAT))
@@ -175,6 +179,39 @@ def test_resume_goes_on_with_the_tasks_a_run_cut_short_left(tmp_path: Path) -> N
     with replay_openai([brain()] * 20) as replay:
         assert cli.main(["--base-url", replay.base_url, *args, "--resume", "--max-turns", "3"]) == 2
         assert replay.bodies(CHAT) == []
+
+
+@pytest.mark.anyio
+async def test_direct_calls_run_a_tool_called_by_its_program_name_only_when_set() -> None:
+    def direct(body: dict[str, Any]) -> dict[str, Any]:
+        """Offered run_python, calls the tools by their names in a program instead."""
+        answered = sum(m["role"] == "tool" for m in body["messages"])
+        steps = [
+            ("stock.find_items", {"query": "USB-C"}),
+            ("stock.adjust_stock", {"sku": "USB-C-01", "delta": 25}),
+        ]
+        if answered >= len(steps):
+            return chat_completion({"content": "Done."})
+        name, arguments = steps[answered]
+        return chat_completion(
+            {"content": None, "tool_calls": [tool_call(f"c{answered}", name, json.dumps(arguments))]}
+        )
+
+    solved = {}
+    for direct_calls in (False, True):
+        settings = TaskSettings(
+            model="m", sizes=(100,), modes=("code",), tasks=(CABLES.id,), direct_calls=direct_calls
+        )
+        with replay_openai([direct] * 3) as replay:
+            async with AsyncOpenAI(base_url=replay.base_url, api_key="k", max_retries=0) as client:
+                with anyio.fail_after(120):
+                    [outcome] = await run_tasks(client, settings)
+        solved[direct_calls] = outcome.solved
+        assert outcome.turns == 3 and [c["name"] for c in outcome.calls] == [
+            "stock.find_items",
+            "stock.adjust_stock",
+        ]
+    assert solved == {False: False, True: True}
 
 
 @pytest.mark.anyio
