@@ -10,8 +10,6 @@ dependent calls is one round trip.
 
 from __future__ import annotations
 
-import keyword
-import re
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self, cast
@@ -22,7 +20,6 @@ import anyio.to_thread
 from .._dispatch import check_timeout
 from .._errors import UsageError
 from .._naming import is_legal_name
-from ..model._results import truncate
 from ..model._schema import chat_tool, legacy_function, responses_tool
 from ..model.arguments._arguments import ArgumentsError, parse_arguments
 from ..model.calls._answers import answer
@@ -30,6 +27,7 @@ from ..model.calls._calls import parse_tool_calls
 from ._api import SandboxApi, describe_found
 from ._result import ProgramResult, SandboxLimits
 from ._sandbox import Approve, run_call, run_program
+from ._unoffered import ran_directly, search_words, what_to_call
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionFunctionToolParam
@@ -39,7 +37,6 @@ if TYPE_CHECKING:
     from .._adapter import OpenAIPeerToolAdapter
     from .._catalogue import PublishedTool
     from .._dispatch import Outcome
-    from ._signatures import ToolFunction
 
 __all__ = ["CodeMode"]
 
@@ -292,21 +289,6 @@ class CodeMode:
             code, pool=self._pool, api=self._api, call=self._call, limits=self.limits, approve=self._approve
         )
 
-    async def _run_direct(self, name: str, function: ToolFunction, arguments: dict[str, Any]) -> str:
-        """A call of the tool `function` by its own name, run as the one-line program calling it."""
-        result = await run_call(
-            function, arguments, api=self._api, call=self._call, limits=self.limits, approve=self._approve
-        )
-        head = (
-            f"{_said(name)} is not one of your functions, so it ran as the program "
-            f"`{_program(function.qualified, arguments)}` (next time call {self.run_name}(code): one "
-            "program can make several dependent calls)"
-        )
-        text = f"{head}.\n\n{result.text()}"
-        if not result.ok and (not result.calls or result.calls[-1].error_type == "invalid_arguments"):
-            text += f"\n\nIts signature:\n{function.signature()}"
-        return truncate(text, self.limits.max_output_chars)
-
     async def _call(self, public_name: str, arguments: dict[str, Any]) -> Outcome:
         if self._call_timeout == "adapter":
             return await self._adapter.call(public_name, arguments)
@@ -368,34 +350,16 @@ class CodeMode:
             except ArgumentsError:
                 pass  # answered below, with the signature to call it by
             else:
-                return await self._run_direct(name, exact, arguments)
-        found = [exact] if exact is not None else await self._api.find(_words(name[:200]), 3)
-        head = (
-            f"Error: {_said(name)} is not a function you can call; call {self.run_name}(code) with a "
-            f"program, or {self.find_name}(query)"
-        )
-        if not found:
-            return f"{head}. Find the functions a program can call by what they do."
-        which = "it is" if exact is not None else "the closest are" if len(found) > 1 else "the closest is"
-        shown = "\n".join(f.signature() for f in found)
-        return f"{head}. In a program, {which}:\n{shown}"
-
-
-def _said(name: str) -> str:
-    """A name the model wrote, quoted, cut when long."""
-    return repr(name) if len(name) <= 80 else repr(name[:80]) + f" (cut, of {len(name):,} characters)"
-
-
-def _program(qualified: str, arguments: dict[str, Any], limit: int = 300) -> str:
-    """The one-line program a direct call stands for, as the model would write it."""
-    if all(key.isidentifier() and not keyword.iskeyword(key) for key in arguments):
-        shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
-    else:
-        shown = f"**{arguments!r}"
-    text = f"{qualified}({shown})"
-    return text if len(text) <= limit else text[: limit - 2] + "…)"
-
-
-def _words(name: str) -> str:
-    """`send_budget_review`, `sendBudgetReview`, `mail.send` as words to rank tools by."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|[_.\-]+", " ", name).strip() or name
+                result = await run_call(
+                    exact,
+                    arguments,
+                    api=self._api,
+                    call=self._call,
+                    limits=self.limits,
+                    approve=self._approve,
+                )
+                return ran_directly(
+                    name, exact, arguments, result, self.run_name, self.limits.max_output_chars
+                )
+        found = [exact] if exact is not None else await self._api.find(search_words(name), 3)
+        return what_to_call(name, exact, found, self.run_name, self.find_name)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -158,3 +159,39 @@ def test_messages_cut_short_come_from_whole_ones() -> None:
     """A prefix of these is partial JSON-RPC only if the whole is JSON-RPC."""
     for message in _MESSAGES:
         assert is_jsonrpc(json.dumps(message).encode())
+
+
+QUITTER = """
+import os, sys, time
+sys.stdout.write("started with --api-key ***\\n")
+sys.stdout.flush()
+os.close(0)  # it reads no more: the handshake sent to it fails to be written
+os.close(1)
+open(sys.argv[1], "w").close()
+time.sleep(30)
+"""
+
+
+@pytest.mark.anyio
+async def test_what_a_server_wrote_before_it_stopped_reading_reaches_a_late_session(tmp_path: Path) -> None:
+    """The write of the handshake fails (the server closed its stdin); a session that reads only
+    afterwards, as a busy one does, still gets the line the server wrote, then the end."""
+    import mcp
+    from mcp.shared.message import SessionMessage
+
+    from mcpx_router.peers.wire._answers import Exchange, Strays
+    from mcpx_router.peers.wire._stdio import stdio_transport
+
+    mark = tmp_path / "closed"
+    params = mcp.StdioServerParameters(command=sys.executable, args=["-c", QUITTER, str(mark)])
+    with anyio.fail_after(30):
+        async with stdio_transport(params, Exchange("quitter", Strays("quitter"))) as (read, write):
+            while not mark.exists():  # noqa: ASYNC110 - another process writes it
+                await anyio.sleep(0.05)
+            request = mcp_types.JSONRPCRequest(jsonrpc="2.0", id=1, method="initialize", params={})
+            await write.send(SessionMessage(request))
+            await anyio.sleep(0.5)  # the write has failed by now; the session has not read yet
+            first = await read.receive()
+            assert isinstance(first, ValueError) and "started with --api-key ***" in str(first)
+            with pytest.raises(anyio.EndOfStream):
+                await read.receive()

@@ -51,6 +51,7 @@ async def stdio_transport(server: mcp.StdioServerParameters, exchange: Exchange)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     shutting_down = False
     writer_done = anyio.Event()
+    reader_done = anyio.Event()
 
     async def read() -> None:
         assert process.stdout is not None
@@ -63,6 +64,8 @@ async def stdio_transport(server: mcp.StdioServerParameters, exchange: Exchange)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
             if not shutting_down:
                 _sdk.logger.debug("reading from a stdio server's stdout failed", exc_info=True)
+        finally:
+            reader_done.set()
 
     async def write() -> None:
         assert process.stdin is not None
@@ -73,7 +76,12 @@ async def stdio_transport(server: mcp.StdioServerParameters, exchange: Exchange)
                     text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send((text + "\n").encode())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            await read_writer.aclose()  # the session sees the connection end
+            # The server stopped reading (it exited, or closed its stdin). What it wrote before
+            # still reaches the session (a line that is not JSON-RPC says why the handshake
+            # failed), however late the session reads; then the session sees the connection end.
+            with anyio.move_on_after(DRAIN_AFTER_WRITE_FAILS):
+                await reader_done.wait()
+            await read_writer.aclose()
         finally:
             writer_done.set()
 
@@ -119,6 +127,8 @@ async def _read_lines(stdout: Any, out: Any, exchange: Exchange) -> None:
                 await out.send(item)
 
 
+DRAIN_AFTER_WRITE_FAILS: Final = 2.0
+"""Seconds a server that stopped reading its stdin may go on writing before its connection ends."""
 HEAD: Final = 1 << 20
 TAIL: Final = 1 << 20
 """Bytes kept of each end of a line whose middle lies inside one string literal."""
