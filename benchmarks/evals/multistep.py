@@ -30,7 +30,7 @@ from collections.abc import Collection, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import mcp
@@ -45,7 +45,19 @@ from .harness import Metered, model_calls, resume
 from .tasks import TASKS, Task
 from .world import PEERS, World, servers
 
-__all__ = ["MODES", "TaskOutcome", "TaskSettings", "comparison", "run_tasks", "task_peers", "task_table"]
+if TYPE_CHECKING:
+    from mcpx_router.codemode import CodeMode
+
+__all__ = [
+    "MODES",
+    "TaskOutcome",
+    "TaskSettings",
+    "comparison",
+    "run_tasks",
+    "task_code_mode",
+    "task_peers",
+    "task_table",
+]
 
 MODES = ("code", "calls")
 REAL_TOOLS = 21
@@ -124,22 +136,27 @@ async def task_peers(
     return adapter
 
 
+async def task_code_mode(
+    stack: AsyncExitStack, adapter: OpenAIPeerToolAdapter, mode: str, direct_calls: bool = False
+) -> CodeMode | None:
+    """In code mode, a `CodeMode` over `adapter`, entered on `stack`; None in function calling."""
+    from mcpx_router.codemode import CodeMode
+
+    if mode != "code":
+        return None
+    return await stack.enter_async_context(CodeMode(adapter, direct_calls=direct_calls))
+
+
 async def run_task(
     client: AsyncOpenAI, task: Task, mode: str, size: int, settings: TaskSettings
 ) -> TaskOutcome:
     """One task in one mode at one catalogue size, from a fresh world."""
-    from mcpx_router.codemode import CodeMode
-
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     world = World()
     async with AsyncExitStack() as stack:
         adapter = await task_peers(stack, world, size, settings.seed, settings.max_tools)
-        code = (
-            await stack.enter_async_context(CodeMode(adapter, direct_calls=settings.direct_calls))
-            if mode == "code"
-            else None
-        )
+        code = await task_code_mode(stack, adapter, mode, settings.direct_calls)
         metered = Metered(client, max_tokens=settings.max_tokens, temperature=settings.temperature)
         opening: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task.text}]
         result: LoopResult | None = None

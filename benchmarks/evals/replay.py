@@ -31,7 +31,7 @@ from typing import Any
 
 import anyio
 
-from .multistep import TaskOutcome, load, task_peers
+from .multistep import TaskOutcome, load, task_code_mode, task_peers
 from .tasks import TASKS
 from .world import World
 
@@ -60,8 +60,6 @@ async def replay(
     call_timeout: float = 60.0,
 ) -> Replayed:
     """`outcome`'s calls on a fresh world, in the mode and at the size it ran."""
-    from mcpx_router.codemode import CodeMode
-
     task = next((t for t in TASKS if t.id == outcome.task), None)
     if task is None:
         raise ValueError(f"no task {outcome.task!r} in tasks.py")
@@ -69,11 +67,7 @@ async def replay(
     answers: list[str] = []
     async with AsyncExitStack() as stack:
         adapter = await task_peers(stack, world, outcome.size, seed, max_tools)
-        code = (
-            await stack.enter_async_context(CodeMode(adapter, direct_calls=direct_calls))
-            if outcome.mode == "code"
-            else None
-        )
+        code = await task_code_mode(stack, adapter, outcome.mode, direct_calls)
         dispatch = adapter.dispatch if code is None else code.dispatch
         for index, call in enumerate(outcome.calls):
             message = {
